@@ -1,0 +1,77 @@
+/**
+ * Typed errors. Every failure a user can cause is a `UserError` with a stable
+ * `code` (spec section 4) and, where there is one, the command to run next.
+ * Only `cli.ts` turns them into output and an exit code.
+ */
+
+export type ErrorCode =
+  | "usage"
+  | "not_a_repository"
+  | "config_invalid"
+  | "precondition_failed"
+  | "unknown_target"
+  | "ambiguous_target"
+  | "confirmation_required"
+  | "gate_failed"
+  | "moved"
+  | "teardown_failed"
+  | "partial"
+  | "locked";
+
+export interface UserErrorOptions {
+  next?: string | undefined;
+  /** Verb data worth showing even though the verb refused (candidates, landing flags). */
+  data?: unknown;
+  /** The plan the verb would have applied, printed with the refusal. */
+  plan?: unknown;
+  cause?: unknown;
+}
+
+export class UserError extends Error {
+  readonly code: ErrorCode;
+  readonly next: string | undefined;
+  readonly data: unknown;
+  readonly plan: unknown;
+
+  constructor(code: ErrorCode, message: string, options: UserErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "UserError";
+    this.code = code;
+    this.next = options.next;
+    this.data = options.data;
+    this.plan = options.plan;
+  }
+}
+
+/** A git process that exited non-zero (or could not start). */
+export class GitError extends Error {
+  readonly args: readonly string[];
+  readonly exitCode: number | null;
+  readonly stderr: string;
+
+  constructor(args: readonly string[], exitCode: number | null, stderr: string) {
+    const detail = stderr.trim().split("\n").slice(-3).join("\n");
+    super(`git ${args.join(" ")} failed (exit ${exitCode ?? "signal"})${detail ? `: ${detail}` : ""}`);
+    this.name = "GitError";
+    this.args = args;
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+  }
+}
+
+/** `berth.toml` is unreadable, not TOML, or has a key of the wrong name or type. */
+export class ConfigError extends UserError {
+  readonly file: string;
+  readonly keyPath: string | undefined;
+
+  constructor(file: string, keyPath: string | undefined, message: string) {
+    super(
+      "config_invalid",
+      keyPath === undefined ? `${file}: ${message}` : `${file}: ${keyPath}: ${message}`,
+      { next: `edit ${file}` },
+    );
+    this.name = "ConfigError";
+    this.file = file;
+    this.keyPath = keyPath;
+  }
+}

@@ -1,0 +1,40 @@
+/** The fully defaulted shape of `berth.toml` (spec section 3). */
+
+export interface ResourceConfig {
+  name: string;
+  create: string;
+  destroy: string;
+  ensure: string;
+  required: boolean;
+  gc: boolean;
+}
+
+export interface GateCheckConfig {
+  name: string;
+  run: string;
+  after: string[];
+  /** Per-check override of `[gate].timeout_s`. */
+  timeout_s: number | null;
+}
+
+export interface Config {
+  /** Absolute path of the file read, or null when the repository has none. */
+  file: string | null;
+  repository: {
+    /** null = detect (origin/HEAD's branch, else main, else master). */
+    trunk: string | null;
+    branch_prefix: string;
+  };
+  worktree: {
+    root: string;
+    env_files: string[];
+    inherit_env: string[];
+    port_base: number;
+    port_span: number;
+    setup: { steps: string[]; ensure: string[] };
+    /** In file order. */
+    resources: ResourceConfig[];
+  };
+  gate: { fail_fast: boolean; timeout_s: number; checks: GateCheckConfig[] };
+  logbook: { enabled: boolean };
+}
