@@ -16,7 +16,9 @@ export type ErrorCode =
   | "moved"
   | "teardown_failed"
   | "partial"
-  | "locked";
+  | "locked"
+  /** Not in the spec's list: a bug or a git failure berth did not foresee (docs/decisions/0002). */
+  | "internal";
 
 export interface UserErrorOptions {
   next?: string | undefined;
@@ -25,6 +27,8 @@ export interface UserErrorOptions {
   /** The plan the verb would have applied, printed with the refusal. */
   plan?: unknown;
   cause?: unknown;
+  /** false when the verb got part-way (partial landing, failed teardown). Default true. */
+  nothingChanged?: boolean;
 }
 
 export class UserError extends Error {
@@ -32,6 +36,7 @@ export class UserError extends Error {
   readonly next: string | undefined;
   readonly data: unknown;
   readonly plan: unknown;
+  readonly nothingChanged: boolean;
 
   constructor(code: ErrorCode, message: string, options: UserErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -40,6 +45,7 @@ export class UserError extends Error {
     this.next = options.next;
     this.data = options.data;
     this.plan = options.plan;
+    this.nothingChanged = options.nothingChanged ?? true;
   }
 }
 
@@ -51,7 +57,9 @@ export class GitError extends Error {
 
   constructor(args: readonly string[], exitCode: number | null, stderr: string) {
     const detail = stderr.trim().split("\n").slice(-3).join("\n");
-    super(`git ${args.join(" ")} failed (exit ${exitCode ?? "signal"})${detail ? `: ${detail}` : ""}`);
+    super(
+      `git ${args.join(" ")} failed (exit ${exitCode ?? "signal"})${detail ? `: ${detail}` : ""}`,
+    );
     this.name = "GitError";
     this.args = args;
     this.exitCode = exitCode;

@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from "@commander-js/extra-typings";
+import type { CommandOutcome, HumanOutput } from "./commands/outcome.js";
+import { type Context, processContext } from "./context.js";
+import { UserError } from "./errors.js";
+import type { VerbResult } from "./result.js";
+import { renderJson } from "./ui/envelope.js";
+import { renderRefusal } from "./ui/refusal.js";
+import { colorsFor } from "./ui/style.js";
+import { VERSION } from "./version.js";
+
+/**
+ * Argument wiring and the one place that turns results into output and an
+ * exit code. Verb modules are imported only when their verb runs, so
+ * `berth --help` and `berth status` never load what other verbs need.
+ */
+
+interface CommonOptions {
+  json?: boolean;
+  debug?: boolean;
+}
+
+type VerbRunner = (ctx: Context) => Promise<CommandOutcome>;
+
+async function execute(
+  verb: string,
+  options: CommonOptions & Record<string, unknown>,
+  run: VerbRunner,
+): Promise<never> {
+  const ctx = processContext(options.debug === true);
+  let outcome: CommandOutcome;
+  try {
+    outcome = await run(ctx);
+  } catch (error) {
+    outcome = failureOutcome(verb, error, ctx);
+  }
+  const { result } = outcome;
+  if (options.json) {
+    process.stdout.write(renderJson(result));
+  } else {
+    const human: HumanOutput = outcome.human(colorsFor(ctx.stdoutIsTTY, ctx.env));
+    if (human.stdout) process.stdout.write(human.stdout);
+    if (human.stderr) process.stderr.write(human.stderr);
+    for (const hint of result.hints) process.stderr.write(`hint: ${hint}\n`);
+  }
+  process.exit(result.exitCode ?? (result.ok ? 0 : 1));
+}
+
+function failureOutcome(verb: string, error: unknown, ctx: Context): CommandOutcome {
+  const stderrColors = colorsFor(ctx.stderrIsTTY, ctx.env);
+  if (error instanceof UserError) {
+    const result: VerbResult = {
+      ok: false,
+      verb,
+      data: error.data ?? null,
+      ...(error.plan === undefined ? {} : { plan: error.plan as VerbResult["plan"] & object }),
+      hints: [],
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.next === undefined ? {} : { next: error.next }),
+      },
+    };
+    if (ctx.debug && error.stack) ctx.stderr.write(`${error.stack}\n`);
+    return {
+      result,
+      human: () => ({
+        stderr: renderRefusal(
+          verb,
+          result.error as NonNullable<VerbResult["error"]>,
+          error.nothingChanged,
+          stderrColors,
+        ),
+      }),
+    };
+  }
+  // Not a user mistake: a bug, or git failing in a way berth did not foresee.
+  const err = error instanceof Error ? error : new Error(String(error));
+  const result: VerbResult = {
+    ok: false,
+    verb,
+    data: null,
+    hints: ["this is a bug or an unexpected git failure; rerun with --debug for details"],
+    error: { code: "internal", message: err.message },
+  };
+  return {
+    result,
+    human: () => ({
+      stderr: `${stderrColors.red(`berth ${verb}: unexpected failure:`)} ${err.message}\n${
+        ctx.debug ? `${err.stack ?? ""}\n` : "(rerun with --debug for the stack trace)\n"
+      }`,
+    }),
+  };
+}
+
+function common<T extends Command<unknown[], Record<string, unknown>>>(cmd: T): T {
+  cmd
+    .option("--json", "print one JSON document on stdout")
+    .option("--debug", "show stack traces and diagnostics");
+  return cmd;
+}
+
+export function buildProgram(): Command {
+  const program = new Command("berth")
+    .description(
+      "A fleet of git worktrees for people and coding agents working on one repository in parallel.",
+    )
+    .version(VERSION, "-V, --version")
+    .showHelpAfterError("(run berth --help for usage)")
+    .exitOverride();
+
+  common(program.command("init").description("write a commented berth.toml at the repository root"))
+    .option("--dry-run", "show what would be written")
+    .action((opts) =>
+      execute("init", opts, async (ctx) =>
+        (await import("./commands/init.js")).initCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    program
+      .command("start")
+      .description("create a berth: a worktree on its own branch, port and resources")
+      .argument("[name]", "what the work is about; becomes the id"),
+  )
+    .option("--from <ref>", "fork from this branch, tag or commit instead of the trunk")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((name, opts) =>
+      execute("start", opts, async (ctx) =>
+        (await import("./commands/start.js")).startCommand(ctx, name, opts),
+      ),
+    );
+
+  common(program.command("status").description("survey the fleet (or, inside a berth, that berth)"))
+    .option("--local", "only the checkout you are in")
+    .option("--all", "the whole fleet, even from inside a berth")
+    .action((opts) =>
+      execute("status", opts, async (ctx) =>
+        (await import("./commands/status.js")).statusCommand(ctx, opts),
+      ),
+    );
+
+  return program;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    // A bare `berth` or a group without its subcommand.
+    program.outputHelp({ error: true });
+    process.exit(2);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      const done = ["commander.helpDisplayed", "commander.version"].includes(error.code);
+      if (!done && argv.includes("--json")) {
+        const verb = argv.slice(2).find((a) => !a.startsWith("-")) ?? "berth";
+        process.stdout.write(
+          renderJson({
+            ok: false,
+            verb,
+            data: null,
+            hints: [],
+            error: { code: "usage", message: error.message },
+          }),
+        );
+      }
+      process.exit(done ? 0 : 2);
+    }
+    throw error;
+  }
+}
+
+await main(process.argv);

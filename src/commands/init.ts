@@ -1,0 +1,18 @@
+import type { Context } from "../context.js";
+import { initConfig } from "../core/init.js";
+import type { CommandOutcome } from "./outcome.js";
+
+export async function initCommand(
+  ctx: Context,
+  options: { dryRun?: boolean },
+): Promise<CommandOutcome> {
+  const result = await initConfig(ctx, options);
+  return {
+    result,
+    human: () => ({
+      stdout: result.data
+        ? `${result.steps ? "wrote" : "would write"} ${result.data.path} (trunk ${result.data.trunk})\n`
+        : "",
+    }),
+  };
+}

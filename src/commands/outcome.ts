@@ -1,0 +1,14 @@
+import type { VerbResult } from "../result.js";
+import type { Colors } from "../ui/style.js";
+
+/** Human rendering, split by stream: data on stdout, the story on stderr. */
+export interface HumanOutput {
+  stdout?: string;
+  stderr?: string;
+}
+
+/** What a command hands back to cli.ts: the result, and how to show it to a person. */
+export interface CommandOutcome<D = unknown> {
+  result: VerbResult<D>;
+  human: (colors: Colors) => HumanOutput;
+}

@@ -1,0 +1,17 @@
+import type { Context } from "../context.js";
+import { startBerth } from "../core/start.js";
+import { renderStart } from "../ui/start-view.js";
+import type { CommandOutcome } from "./outcome.js";
+
+export async function startCommand(
+  ctx: Context,
+  name: string | undefined,
+  options: { from?: string; dryRun?: boolean },
+): Promise<CommandOutcome> {
+  const result = await startBerth(ctx, {
+    name,
+    from: options.from,
+    dryRun: options.dryRun === true,
+  });
+  return { result, human: (c) => renderStart(result, c) };
+}

@@ -1,0 +1,132 @@
+import type { Context } from "../context.js";
+import type { VerbResult } from "../result.js";
+import { portFor } from "./identity.js";
+import { openRepository } from "./repository.js";
+import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "./survey.js";
+
+export type WorktreeState =
+  | "main"
+  | "active"
+  | "landed"
+  | "contained"
+  | "broken"
+  | "unreadable"
+  | "prunable"
+  | "locked";
+
+export type ReceiptState = "honored" | "stale" | "dirty" | "missing";
+
+/** One row of `berth status --json` (spec section 5). */
+export interface StatusRow {
+  id: string;
+  path: string;
+  branch: string | null;
+  head: string | null;
+  is_main: boolean;
+  is_current: boolean;
+  locked: boolean;
+  prunable: boolean;
+  readable: boolean | null;
+  clean: boolean | null;
+  changed_files: number | null;
+  ahead: number | null;
+  behind: number | null;
+  port: number | null;
+  receipt: ReceiptState;
+  last_activity: string | null;
+  running: string | null;
+  state: WorktreeState;
+}
+
+export interface StatusData {
+  trunk: { name: string | null; tip: string | null };
+  /** "fleet" from the main checkout or with --all; "local" for one berth. */
+  scope: "fleet" | "local";
+  worktrees: StatusRow[];
+}
+
+export interface StatusOptions {
+  /** Only the checkout berth runs in. */
+  local?: boolean;
+  /** The whole fleet, even from inside a berth. */
+  all?: boolean;
+}
+
+/** Pure observation: reads git and files, writes nothing. */
+export async function readStatus(
+  ctx: Context,
+  options: StatusOptions,
+): Promise<VerbResult<StatusData>> {
+  const repo = await openRepository(ctx);
+  const inMain = repo.location.toplevel === repo.mainPath;
+  const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
+  const survey = await surveyFleet(repo, {
+    readStatusOf: (w) => scope === "fleet" || w.isCurrent,
+  });
+  const rows = survey.worktrees
+    .filter((w) => scope === "fleet" || w.isCurrent)
+    .map((w) => toStatusRow(survey, w));
+  const hints: string[] = [];
+  if (survey.trunk.tip === null) {
+    hints.push(
+      survey.trunk.name === null
+        ? "no trunk found (no origin/HEAD, main or master): set [repository].trunk in berth.toml"
+        : `trunk ${survey.trunk.name} does not exist yet; ahead/behind are unknown`,
+    );
+  }
+  return {
+    ok: true,
+    verb: "status",
+    data: { trunk: { name: survey.trunk.name, tip: survey.trunk.tip }, scope, worktrees: rows },
+    hints,
+  };
+}
+
+export function toStatusRow(survey: FleetSurvey, w: WorktreeFacts): StatusRow {
+  const { config } = survey.repo;
+  const id = w.marker?.id ?? basenameOf(w.entry.path);
+  return {
+    id,
+    path: w.entry.path,
+    branch: w.entry.branch,
+    head: w.entry.head,
+    is_main: w.isMain,
+    is_current: w.isCurrent,
+    locked: w.entry.locked,
+    prunable: w.entry.prunable,
+    readable: w.readable,
+    clean: w.status ? w.status.changedFiles === 0 : null,
+    changed_files: w.status ? w.status.changedFiles : null,
+    ahead: w.ahead,
+    behind: w.behind,
+    port: w.marker
+      ? portFor(w.marker.id, config.worktree.port_base, config.worktree.port_span)
+      : null,
+    receipt: "missing",
+    last_activity: null,
+    running: null,
+    state: classifyState(w, survey),
+  };
+}
+
+/** The single state a row shows, most urgent first. */
+export function classifyState(w: WorktreeFacts, survey: FleetSurvey): WorktreeState {
+  if (w.isMain) return "main";
+  if (w.entry.prunable) return "prunable";
+  if (w.readable === false) return "unreadable";
+  if (w.entry.locked) return "locked";
+  if (w.landed) return "landed";
+  if (isBroken(w, survey)) return "broken";
+  return "active";
+}
+
+/** A berth whose checkout no longer matches what berth made: detached, or on another branch. */
+function isBroken(w: WorktreeFacts, survey: FleetSurvey): boolean {
+  if (w.marker === null) return false;
+  if (w.entry.detached || w.entry.branch === null) return true;
+  return w.entry.branch !== w.marker.branch || !survey.branches.has(w.entry.branch);
+}
+
+function basenameOf(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}

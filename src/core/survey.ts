@@ -1,0 +1,156 @@
+import { realpath } from "node:fs/promises";
+import type { StatusSummary, WorktreeEntry } from "../git/parse.js";
+import { listRefs } from "../git/refs.js";
+import { readWorktreeStatus } from "../git/status.js";
+import { listWorktrees } from "../git/worktrees.js";
+import { readAdminKeys } from "../io/admin-dirs.js";
+import { adminDirFor } from "../io/paths.js";
+import { type ReadyMarker, readReadyMarker } from "../io/ready-marker.js";
+import { type Ancestry, readAncestry } from "./ancestry.js";
+import { DEFAULT_POOL_SIZE, mapPool } from "./pool.js";
+import type { Repository } from "./repository.js";
+import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "./trunk.js";
+
+/**
+ * The fleet survey: everything status, prune, the desk and await know about
+ * the worktrees, read with a fixed number of git processes (worktree list,
+ * for-each-ref, merge-base, rev-list) plus one `git status` per worktree in a
+ * bounded pool. Later facts are derived from this in memory, never by adding
+ * git calls per row or per pair.
+ */
+
+export interface WorktreeFacts {
+  entry: WorktreeEntry;
+  isMain: boolean;
+  isCurrent: boolean;
+  /** Linked worktrees only: the folder name under `<common>/worktrees/`. */
+  adminKey: string | null;
+  /** `<common>/worktrees/<key>` for linked worktrees, the common dir for the main checkout. */
+  adminDir: string | null;
+  /** Present when berth created (and so owns) this worktree. */
+  marker: ReadyMarker | null;
+  /** `git status` of the checkout; null when not read (prunable, out of scope) or unreadable. */
+  status: StatusSummary | null;
+  /** false when git could not read the checkout; null when it was not asked. */
+  readable: boolean | null;
+  /** Commits on HEAD not on the trunk, and the reverse; null when either is unknown. */
+  ahead: number | null;
+  behind: number | null;
+  /** HEAD is reachable from the trunk and the branch gained commits since it forked. */
+  landed: boolean;
+}
+
+export interface FleetSurvey {
+  repo: Repository;
+  trunk: Trunk;
+  /** Local branches: short name → tip. */
+  branches: Map<string, string>;
+  worktrees: WorktreeFacts[];
+  ancestry: Ancestry;
+}
+
+export interface SurveyOptions {
+  /** Which worktrees get a `git status` (default: all). */
+  readStatusOf?: (facts: Pick<WorktreeFacts, "isMain" | "isCurrent" | "entry">) => boolean;
+  poolSize?: number;
+}
+
+export async function surveyFleet(
+  repo: Repository,
+  options: SurveyOptions = {},
+): Promise<FleetSurvey> {
+  const cwd = repo.location.cwd;
+  const [entries, refs, adminKeys] = await Promise.all([
+    listWorktrees(cwd),
+    listRefs(cwd, TRUNK_REF_PREFIXES),
+    readAdminKeys(repo.location.commonDir),
+  ]);
+  const trunk = detectTrunk(repo.config, refs);
+  const branches = new Map(
+    refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => [r.ref.slice(11), r.oid]),
+  );
+
+  const roots = [...branches.values(), ...entries.flatMap((e) => (e.head ? [e.head] : []))];
+  const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots);
+
+  const currentPath = await findCurrentPath(entries, repo.location.toplevel);
+  const wantStatus = options.readStatusOf ?? (() => true);
+  const partial = await mapPool(
+    entries,
+    options.poolSize ?? DEFAULT_POOL_SIZE,
+    async (entry, i) => {
+      const isMain = i === 0;
+      const isCurrent = entry.path === currentPath;
+      const adminKey = isMain ? null : (adminKeys.get(entry.path) ?? null);
+      const adminDir = isMain
+        ? repo.location.commonDir
+        : adminKey === null
+          ? null
+          : adminDirFor(repo.location.commonDir, adminKey);
+      const marker = adminDir && !isMain ? await readReadyMarker(adminDir) : null;
+      const read = !entry.prunable && !entry.bare && wantStatus({ isMain, isCurrent, entry });
+      const status = read ? await readStatusSafely(entry.path) : null;
+      return {
+        entry,
+        isMain,
+        isCurrent,
+        adminKey,
+        adminDir,
+        marker,
+        status,
+        readable: read ? status !== null : null,
+      };
+    },
+  );
+
+  const ancestry = await ancestryPromise;
+  const worktrees = partial.map((facts): WorktreeFacts => {
+    const head = facts.entry.head;
+    const known = head !== null && trunk.tip !== null && facts.readable !== false;
+    return {
+      ...facts,
+      ahead: known ? ancestry.countExclusive(head, trunk.tip as string) : null,
+      behind: known ? ancestry.countExclusive(trunk.tip as string, head) : null,
+      landed: isLanded(head, facts.marker, facts.entry.branch, trunk, ancestry),
+    };
+  });
+  return { repo, trunk, branches, worktrees, ancestry };
+}
+
+/**
+ * Landed: the tip is on the trunk. A berth that never gained a commit (its
+ * tip is still the commit it forked from) is fresh work, not landed work.
+ */
+export function isLanded(
+  head: string | null,
+  marker: ReadyMarker | null,
+  branch: string | null,
+  trunk: Trunk,
+  ancestry: Ancestry,
+): boolean {
+  if (head === null || trunk.tip === null || branch === trunk.name) return false;
+  if (marker !== null && marker.from_tip === head) return false;
+  return ancestry.isAncestor(head, trunk.tip);
+}
+
+async function readStatusSafely(path: string): Promise<StatusSummary | null> {
+  try {
+    return await readWorktreeStatus(path);
+  } catch {
+    return null;
+  }
+}
+
+/** The registered path of the checkout berth runs in; worktree paths may differ by symlinks. */
+async function findCurrentPath(
+  entries: readonly WorktreeEntry[],
+  toplevel: string | null,
+): Promise<string | null> {
+  if (toplevel === null) return null;
+  if (entries.some((e) => e.path === toplevel)) return toplevel;
+  for (const entry of entries) {
+    const real = await realpath(entry.path).catch(() => null);
+    if (real === toplevel) return entry.path;
+  }
+  return null;
+}

@@ -1,0 +1,149 @@
+/**
+ * Pure parsers for git's machine-readable output. No I/O here, so each one is
+ * tested on captured output.
+ */
+
+export interface WorktreeEntry {
+  path: string;
+  /** null for a registration with no commit yet or a bare entry. */
+  head: string | null;
+  /** Short branch name, null when detached. */
+  branch: string | null;
+  detached: boolean;
+  bare: boolean;
+  locked: boolean;
+  lockReason: string | null;
+  prunable: boolean;
+  prunableReason: string | null;
+}
+
+/** `git worktree list --porcelain -z`: attributes separated by NUL, records by an empty one. */
+export function parseWorktreeList(output: string): WorktreeEntry[] {
+  const entries: WorktreeEntry[] = [];
+  let current: WorktreeEntry | null = null;
+  for (const field of output.split("\0")) {
+    if (field === "") {
+      if (current) entries.push(current);
+      current = null;
+      continue;
+    }
+    const space = field.indexOf(" ");
+    const key = space === -1 ? field : field.slice(0, space);
+    const value = space === -1 ? null : field.slice(space + 1);
+    if (key === "worktree") {
+      if (current) entries.push(current);
+      current = {
+        path: value ?? "",
+        head: null,
+        branch: null,
+        detached: false,
+        bare: false,
+        locked: false,
+        lockReason: null,
+        prunable: false,
+        prunableReason: null,
+      };
+      continue;
+    }
+    if (!current) continue;
+    switch (key) {
+      case "HEAD":
+        current.head = value && !/^0+$/.test(value) ? value : null;
+        break;
+      case "branch":
+        current.branch = value ? shortBranchName(value) : null;
+        break;
+      case "detached":
+        current.detached = true;
+        break;
+      case "bare":
+        current.bare = true;
+        break;
+      case "locked":
+        current.locked = true;
+        current.lockReason = value;
+        break;
+      case "prunable":
+        current.prunable = true;
+        current.prunableReason = value;
+        break;
+    }
+  }
+  if (current) entries.push(current);
+  return entries;
+}
+
+export function shortBranchName(ref: string): string {
+  return ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : ref;
+}
+
+export interface RefEntry {
+  /** Full name, e.g. refs/heads/berth/x. */
+  ref: string;
+  oid: string;
+  /** Target of a symbolic ref (e.g. refs/remotes/origin/HEAD), else null. */
+  symref: string | null;
+  /** For annotated tags, the commit they peel to; else null. */
+  peeled: string | null;
+}
+
+/** The `--format` that `parseRefs` reads. */
+export const REF_FORMAT = "%(refname)%00%(objectname)%00%(symref)%00%(*objectname)";
+
+export function parseRefs(output: string): RefEntry[] {
+  const refs: RefEntry[] = [];
+  for (const line of output.split("\n")) {
+    if (line === "") continue;
+    const [ref = "", oid = "", symref = "", peeled = ""] = line.split("\0");
+    refs.push({ ref, oid, symref: symref || null, peeled: peeled || null });
+  }
+  return refs;
+}
+
+export interface StatusSummary {
+  /** Entries git reports: staged, modified, unmerged and untracked paths. */
+  changedFiles: number;
+  untrackedFiles: number;
+  /** Tracked changes only (staged, modified, unmerged). */
+  trackedChanges: number;
+  paths: string[];
+}
+
+/** `git status --porcelain=v2 -z`; renamed entries carry one extra NUL-separated field. */
+export function parseStatusPorcelainV2(output: string): StatusSummary {
+  const fields = output.split("\0");
+  const summary: StatusSummary = {
+    changedFiles: 0,
+    untrackedFiles: 0,
+    trackedChanges: 0,
+    paths: [],
+  };
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i] ?? "";
+    if (field === "" || field.startsWith("#")) continue;
+    const kind = field[0];
+    if (kind === "?") {
+      summary.untrackedFiles++;
+      summary.changedFiles++;
+      summary.paths.push(field.slice(2));
+    } else if (kind === "1" || kind === "2" || kind === "u") {
+      const columns = kind === "1" ? 8 : kind === "2" ? 9 : 10;
+      summary.trackedChanges++;
+      summary.changedFiles++;
+      summary.paths.push(field.split(" ").slice(columns).join(" "));
+      if (kind === "2") i++; // the rename's original path
+    }
+  }
+  return summary;
+}
+
+/** `git rev-list --parents`: one commit per line, followed by its parents. */
+export function parseRevListParents(output: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const line of output.split("\n")) {
+    if (line === "") continue;
+    const [commit = "", ...parents] = line.split(" ");
+    graph.set(commit, parents);
+  }
+  return graph;
+}

@@ -1,0 +1,46 @@
+import { parseRefs, REF_FORMAT, type RefEntry } from "./parse.js";
+import { runGit } from "./run.js";
+
+/** Every ref under the given prefixes, in one process. */
+export async function listRefs(cwd: string, prefixes: readonly string[]): Promise<RefEntry[]> {
+  const { stdout } = await runGit(["for-each-ref", `--format=${REF_FORMAT}`, ...prefixes], { cwd });
+  return parseRefs(stdout);
+}
+
+/** The commit a name resolves to, or null. Never guesses between ambiguous names. */
+export async function resolveCommit(cwd: string, rev: string): Promise<string | null> {
+  const result = await runGit(
+    ["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`],
+    {
+      cwd,
+      okCodes: [1, 128],
+    },
+  );
+  return result.exitCode === 0 ? result.stdout.trim() : null;
+}
+
+/** Creates `ref` at `oid` only if it does not exist yet (compare-and-swap against absence). */
+export async function createRef(
+  cwd: string,
+  ref: string,
+  oid: string,
+  reason: string,
+): Promise<void> {
+  await runGit(["update-ref", "-m", reason, ref, oid, ""], { cwd });
+}
+
+/** Moves `ref` from `oldOid` to `newOid`; git refuses if it no longer points at `oldOid`. */
+export async function moveRef(
+  cwd: string,
+  ref: string,
+  newOid: string,
+  oldOid: string,
+  reason: string,
+): Promise<void> {
+  await runGit(["update-ref", "-m", reason, ref, newOid, oldOid], { cwd });
+}
+
+/** Deletes `ref` only if it still points at `oldOid`. */
+export async function deleteRef(cwd: string, ref: string, oldOid: string): Promise<void> {
+  await runGit(["update-ref", "-d", ref, oldOid], { cwd });
+}

@@ -1,0 +1,40 @@
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+
+/**
+ * Maps each linked worktree's checkout path to its admin key (the folder git
+ * chose under `<common>/worktrees/`). Reads git's own `gitdir` files, so it
+ * works for registrations whose checkout folder is gone, without a process.
+ */
+export async function readAdminKeys(commonDir: string): Promise<Map<string, string>> {
+  const keys = new Map<string, string>();
+  const root = join(commonDir, "worktrees");
+  let names: string[];
+  try {
+    names = await readdir(root);
+  } catch {
+    return keys;
+  }
+  await Promise.all(
+    names.map(async (key) => {
+      try {
+        const gitdir = (await readFile(join(root, key, "gitdir"), "utf8")).trim();
+        keys.set(dirname(gitdir), key);
+      } catch {
+        // Not a worktree admin dir (or half-written by a concurrent add): skip it.
+      }
+    }),
+  );
+  return keys;
+}
+
+/** The admin dir a checkout's `.git` file points at, or null when it is not a linked worktree. */
+export async function readGitFile(checkoutPath: string): Promise<string | null> {
+  try {
+    const text = await readFile(join(checkoutPath, ".git"), "utf8");
+    const match = /^gitdir: (.*)$/m.exec(text);
+    return match?.[1]?.trim() ?? null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The commented starter `berth.toml` that `berth init` writes. Every key is
+ * present with its default, so the file documents itself and loads back to
+ * exactly the defaults (only the trunk is filled in).
+ */
+
+/** The starter `berth.toml` text for a repository whose trunk is `trunk`. */
+export function renderStarterConfig(trunk: string): string {
+  // JSON string escapes are valid TOML basic-string escapes.
+  const trunkLine = `trunk = ${JSON.stringify(trunk)}`.padEnd(25);
+  return `# berth.toml: configuration for berth. Every key is shown with its default value,
+# except the trunk, which \`berth init\` detected.
+
+[repository]
+${trunkLine} # remove to detect: origin/HEAD's branch, else main, else master
+branch_prefix = "berth/"  # every berth branch is <prefix><id>
+
+[worktree]
+root = ""                 # "" = sibling folder "<repo>.worktrees/"; relative = from repo root
+env_files = [".env", ".env.local"]  # copied from the main checkout into each berth
+inherit_env = []          # keys copied from the main checkout's env files
+port_base = 41000         # deterministic port band: [port_base, port_base + port_span)
+port_span = 2000          # number of ports in the band
+
+[worktree.setup]
+steps = []                # shell commands run once, after resources are created
+ensure = []               # convergent commands run at setup and on \`berth worktree setup\`
+
+# Any number of named resources, created per berth and destroyed at teardown.
+# Commands get BERTH_ID, BERTH_BRANCH, BERTH_PATH, BERTH_PORT, BERTH_DB, BERTH_RESOURCE,
+# BERTH_TRUNK and BERTH_REPO in their environment.
+# [worktree.resources.db]
+# create = "createdb \\"$BERTH_DB\\""
+# destroy = "dropdb --if-exists \\"$BERTH_DB\\""
+# ensure = ""             # optional convergent command
+# required = true         # false: a failed create only warns
+# gc = true               # false: only an explicit teardown may destroy it
+
+[gate]
+fail_fast = true          # stop at the first failing check
+timeout_s = 600           # per check, in seconds
+checks = [                # run on a clean HEAD; \`after\` orders them
+  # { name = "typecheck", run = "npm run typecheck" },
+  # { name = "test", run = "npm test", after = ["typecheck"], timeout_s = 1200 },
+]
+
+[logbook]
+enabled = true            # record verb begin/finish events
+`;
+}

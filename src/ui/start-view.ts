@@ -1,0 +1,24 @@
+import type { StartData } from "../core/start.js";
+import type { VerbResult } from "../result.js";
+import type { Colors } from "./style.js";
+
+/** stdout carries only the path, so `cd "$(berth start x)"` works; the story goes to stderr. */
+export function renderStart(
+  result: VerbResult<StartData>,
+  c: Colors,
+): { stdout: string; stderr: string } {
+  const data = result.data;
+  if (data === null) return { stdout: "", stderr: "" };
+  const dry = result.steps === undefined;
+  const lines = [
+    `${dry ? "would start" : "started"} ${c.bold(data.id)} on ${data.branch} from ${data.from} (${data.from_tip.slice(0, 8)}), port ${data.port}`,
+  ];
+  if (dry) {
+    for (const step of result.plan?.steps ?? []) {
+      lines.push(
+        `  ${step.step}${step.target ? ` ${step.target}` : ""}${step.detail ? c.dim(` (${step.detail})`) : ""}`,
+      );
+    }
+  }
+  return { stdout: dry ? "" : `${data.path}\n`, stderr: `${lines.join("\n")}\n` };
+}

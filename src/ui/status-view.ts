@@ -1,0 +1,51 @@
+import type { StatusData, StatusRow } from "../core/status.js";
+import type { Colors } from "./style.js";
+import { renderTable } from "./table.js";
+
+export function renderStatus(data: StatusData, c: Colors): string {
+  if (data.worktrees.length === 0) return "No worktrees.\n";
+  const rows = data.worktrees.map((row) => [
+    row.is_current ? c.bold("*") : " ",
+    row.id,
+    row.branch ?? c.dim("(detached)"),
+    stateLabel(row, c),
+    cleanLabel(row, c),
+    aheadBehind(row),
+    row.receipt === "honored" ? c.green(row.receipt) : c.dim(row.receipt),
+    row.running ? c.yellow(`running ${row.running}`) : (row.last_activity ?? c.dim("-")),
+    row.port === null ? c.dim("-") : String(row.port),
+  ]);
+  const header = ["", "id", "branch", "state", "tree", "+/-", "receipt", "activity", "port"].map(
+    (h) => c.dim(h),
+  );
+  const trunk = data.trunk.name
+    ? `trunk ${data.trunk.name}${data.trunk.tip ? ` at ${data.trunk.tip.slice(0, 8)}` : " (missing)"}`
+    : "trunk unknown";
+  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n`;
+}
+
+function stateLabel(row: StatusRow, c: Colors): string {
+  switch (row.state) {
+    case "landed":
+      return c.green("landed");
+    case "broken":
+    case "unreadable":
+    case "prunable":
+      return c.red(row.state);
+    case "locked":
+      return c.yellow("locked");
+    default:
+      return row.state;
+  }
+}
+
+function cleanLabel(row: StatusRow, c: Colors): string {
+  if (row.clean === null) return c.dim("?");
+  return row.clean ? "clean" : c.yellow(`dirty (${row.changed_files})`);
+}
+
+function aheadBehind(row: StatusRow): string {
+  if (row.is_main) return "";
+  if (row.ahead === null || row.behind === null) return "?";
+  return `+${row.ahead}/-${row.behind}`;
+}

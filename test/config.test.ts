@@ -1,0 +1,362 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigError } from "../src/errors.js";
+import { loadConfig } from "../src/io/config.js";
+import { renderStarterConfig } from "../src/io/config-template.js";
+import type { Config } from "../src/io/config-types.js";
+
+const DEFAULTS: Omit<Config, "file"> = {
+  repository: { trunk: null, branch_prefix: "berth/" },
+  worktree: {
+    root: "",
+    env_files: [".env", ".env.local"],
+    inherit_env: [],
+    port_base: 41000,
+    port_span: 2000,
+    setup: { steps: [], ensure: [] },
+    resources: [],
+  },
+  gate: { fail_fast: true, timeout_s: 600, checks: [] },
+  logbook: { enabled: true },
+};
+
+let repo = "";
+
+beforeEach(async () => {
+  repo = await mkdtemp(join(tmpdir(), "berth-config-"));
+});
+
+afterEach(async () => {
+  await rm(repo, { recursive: true, force: true });
+});
+
+async function loadText(text: string): Promise<Config> {
+  await writeFile(join(repo, "berth.toml"), text);
+  return loadConfig(repo);
+}
+
+/** Loads `text`, expecting a ConfigError; returns it for further assertions. */
+async function refusal(text: string): Promise<ConfigError> {
+  const error = await loadText(text).then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  const configError = error as ConfigError;
+  expect(configError.file).toBe(join(repo, "berth.toml"));
+  // A user-facing message: no stack frames, no valibot wording.
+  expect(configError.message).not.toMatch(/\n\s+at |Invalid type|Received/);
+  return configError;
+}
+
+describe("loadConfig defaults", () => {
+  it("returns every default with file null when there is no berth.toml", async () => {
+    expect(await loadConfig(repo)).toEqual({ file: null, ...DEFAULTS });
+  });
+
+  it("fills every default for an empty file and names the file read", async () => {
+    expect(await loadText("")).toEqual({ file: join(repo, "berth.toml"), ...DEFAULTS });
+  });
+
+  it("gives each load its own default arrays", async () => {
+    const first = await loadConfig(repo);
+    first.worktree.env_files.push(".env.mutated");
+    expect((await loadConfig(repo)).worktree.env_files).toEqual([".env", ".env.local"]);
+  });
+});
+
+describe("loadConfig with a full file", () => {
+  it("reads every key, keeps resources in file order and fills per-item defaults", async () => {
+    const config = await loadText(`
+[repository]
+trunk = "develop"
+branch_prefix = "agents/work/"
+
+[worktree]
+root = "../wt"
+env_files = [".env"]
+inherit_env = ["API_KEY", "_TOKEN2"]
+port_base = 50000
+port_span = 100
+
+[worktree.setup]
+steps = ["npm ci"]
+ensure = ["npm run migrate"]
+
+[worktree.resources.zeta]
+create = "createdb \\"$BERTH_DB\\""
+destroy = "dropdb --if-exists \\"$BERTH_DB\\""
+
+[worktree.resources.alpha-1]
+create = "mk"
+destroy = "rm"
+ensure = "touch"
+required = false
+gc = false
+
+[gate]
+fail_fast = false
+timeout_s = 90
+checks = [
+  { name = "typecheck", run = "npm run typecheck" },
+  { name = "test", run = "npm test", after = ["typecheck"], timeout_s = 1200 },
+]
+
+[logbook]
+enabled = false
+`);
+    expect(config).toEqual({
+      file: join(repo, "berth.toml"),
+      repository: { trunk: "develop", branch_prefix: "agents/work/" },
+      worktree: {
+        root: "../wt",
+        env_files: [".env"],
+        inherit_env: ["API_KEY", "_TOKEN2"],
+        port_base: 50000,
+        port_span: 100,
+        setup: { steps: ["npm ci"], ensure: ["npm run migrate"] },
+        resources: [
+          {
+            name: "zeta",
+            create: 'createdb "$BERTH_DB"',
+            destroy: 'dropdb --if-exists "$BERTH_DB"',
+            ensure: "",
+            required: true,
+            gc: true,
+          },
+          {
+            name: "alpha-1",
+            create: "mk",
+            destroy: "rm",
+            ensure: "touch",
+            required: false,
+            gc: false,
+          },
+        ],
+      },
+      gate: {
+        fail_fast: false,
+        timeout_s: 90,
+        checks: [
+          { name: "typecheck", run: "npm run typecheck", after: [], timeout_s: null },
+          { name: "test", run: "npm test", after: ["typecheck"], timeout_s: 1200 },
+        ],
+      },
+      logbook: { enabled: false },
+    });
+  });
+
+  it("accepts checks written as an array of tables", async () => {
+    const config = await loadText(`
+[[gate.checks]]
+name = "lint"
+run = "npm run lint"
+`);
+    expect(config.gate.checks).toEqual([
+      { name: "lint", run: "npm run lint", after: [], timeout_s: null },
+    ]);
+  });
+
+  it("accepts a port band that ends exactly at 65536", async () => {
+    const config = await loadText("[worktree]\nport_base = 65000\nport_span = 536\n");
+    expect(config.worktree).toMatchObject({ port_base: 65000, port_span: 536 });
+  });
+});
+
+describe("loadConfig refusals", () => {
+  it("refuses a string port_span, naming the key path and what was found", async () => {
+    const error = await refusal('[worktree]\nport_span = "x"\n');
+    expect(error.keyPath).toBe("worktree.port_span");
+    expect(error.message).toContain("worktree.port_span");
+    expect(error.message).toContain('expected an integer of at least 1, found the string "x"');
+    expect(error.code).toBe("config_invalid");
+  });
+
+  it("refuses a float where an integer is expected", async () => {
+    const error = await refusal("[worktree]\nport_span = 2000.0\n");
+    expect(error.keyPath).toBe("worktree.port_span");
+    expect(error.message).toContain("found the float 2000");
+  });
+
+  it("refuses an unknown top-level key", async () => {
+    const error = await refusal("[logbok]\nenabled = true\n");
+    expect(error.keyPath).toBe("logbok");
+    expect(error.message).toContain(
+      'unknown key "logbok" (known keys: repository, worktree, gate, logbook)',
+    );
+  });
+
+  it("refuses an unknown nested key and lists the known ones", async () => {
+    const error = await refusal("[worktree]\nprot_span = 10\n");
+    expect(error.keyPath).toBe("worktree.prot_span");
+    expect(error.message).toContain('unknown key "prot_span" (known keys: root, env_files,');
+  });
+
+  it("refuses an unknown key inside a resource and inside a check", async () => {
+    const resource = await refusal(
+      '[worktree.resources.db]\ncreate = "a"\ndestroy = "b"\ndestory = "c"\n',
+    );
+    expect(resource.keyPath).toBe("worktree.resources.db.destory");
+    const check = await refusal('[[gate.checks]]\nname = "a"\nrun = "b"\nafter_ = []\n');
+    expect(check.keyPath).toBe("gate.checks[0].after_");
+  });
+
+  it("refuses a section given as a value of another type", async () => {
+    const error = await refusal("gate = []\n");
+    expect(error.keyPath).toBe("gate");
+    expect(error.message).toContain("expected a table, found an empty array");
+  });
+
+  it("refuses a wrong type inside a resource", async () => {
+    const error = await refusal(
+      '[worktree.resources.db]\ncreate = "a"\ndestroy = "b"\nrequired = "yes"\n',
+    );
+    expect(error.keyPath).toBe("worktree.resources.db.required");
+    expect(error.message).toContain('expected a boolean (true or false), found the string "yes"');
+  });
+
+  it("refuses a resource without its destroy command", async () => {
+    const error = await refusal('[worktree.resources.db]\ncreate = "a"\n');
+    expect(error.keyPath).toBe("worktree.resources.db.destroy");
+    expect(error.message).toContain("found nothing");
+  });
+
+  it("refuses a resource name outside [a-z0-9_-]", async () => {
+    const error = await refusal('[worktree.resources.Db]\ncreate = "a"\ndestroy = "b"\n');
+    expect(error.keyPath).toBe("worktree.resources.Db");
+    expect(error.message).toContain('found the string "Db"');
+  });
+
+  it("refuses a wrong type inside gate.checks[i]", async () => {
+    const error = await refusal(`
+[gate]
+checks = [
+  { name = "a", run = "x" },
+  { name = "b", run = "y", timeout_s = "10" },
+]
+`);
+    expect(error.keyPath).toBe("gate.checks[1].timeout_s");
+    expect(error.message).toContain('expected a positive integer, found the string "10"');
+  });
+
+  it("refuses a wrong type inside a check's after list", async () => {
+    const error = await refusal('[[gate.checks]]\nname = "a"\nrun = "x"\nafter = [1]\n');
+    expect(error.keyPath).toBe("gate.checks[0].after[0]");
+    expect(error.message).toContain("expected a check name, found the integer 1");
+  });
+
+  it("refuses an after that names no declared check", async () => {
+    const error = await refusal(`
+[gate]
+checks = [
+  { name = "a", run = "x" },
+  { name = "b", run = "y", after = ["a", "typo"] },
+]
+`);
+    expect(error.keyPath).toBe("gate.checks[1].after");
+    expect(error.message).toContain('found "typo" (no check has that name)');
+  });
+
+  it("refuses a check that runs after itself", async () => {
+    const error = await refusal('[[gate.checks]]\nname = "a"\nrun = "x"\nafter = ["a"]\n');
+    expect(error.keyPath).toBe("gate.checks[0].after");
+    expect(error.message).toContain("cannot run after itself");
+  });
+
+  it("refuses a dependency cycle and spells it out", async () => {
+    const error = await refusal(`
+[gate]
+checks = [
+  { name = "lint", run = "l" },
+  { name = "a", run = "x", after = ["c", "lint"] },
+  { name = "b", run = "y", after = ["a"] },
+  { name = "c", run = "z", after = ["b"] },
+]
+`);
+    expect(error.keyPath).toBe("gate.checks[1].after");
+    expect(error.message).toContain("expected no dependency cycle, found a -> c -> b -> a");
+  });
+
+  it("refuses duplicate check names", async () => {
+    const error = await refusal(`
+[gate]
+checks = [{ name = "a", run = "x" }, { name = "a", run = "y" }]
+`);
+    expect(error.keyPath).toBe("gate.checks[1].name");
+    expect(error.message).toContain('found "a" again (first at gate.checks[0])');
+  });
+
+  it.each([
+    ["berth", 'does not end with "/"'],
+    ["", "it is empty"],
+    ["my work/", "space"],
+    ["a..b/", '".."'],
+    ["feat:x/", '":"'],
+    [".hidden/", 'starts with "."'],
+    ["a//", "empty path component"],
+  ])("refuses the branch_prefix %j", async (prefix, why) => {
+    const error = await refusal(`[repository]\nbranch_prefix = ${JSON.stringify(prefix)}\n`);
+    expect(error.keyPath).toBe("repository.branch_prefix");
+    expect(error.message).toContain(`found the string ${JSON.stringify(prefix)}`);
+    expect(error.message).toContain(why);
+  });
+
+  it.each([
+    ["port_base = 80", "worktree.port_base", "from 1024 to 65535, found the integer 80"],
+    ["port_base = 65536", "worktree.port_base", "found the integer 65536"],
+    ["port_span = 0", "worktree.port_span", "at least 1, found the integer 0"],
+    ["port_base = 65000\nport_span = 537", "worktree.port_span", "expected at most 536"],
+  ])("refuses the port band %j", async (lines, keyPath, fragment) => {
+    const error = await refusal(`[worktree]\n${lines}\n`);
+    expect(error.keyPath).toBe(keyPath);
+    expect(error.message).toContain(fragment);
+  });
+
+  it("refuses a zero gate timeout", async () => {
+    const error = await refusal("[gate]\ntimeout_s = 0\n");
+    expect(error.keyPath).toBe("gate.timeout_s");
+    expect(error.message).toContain("expected a positive integer, found the integer 0");
+  });
+
+  it("refuses invalid TOML with the parser's line and column", async () => {
+    const error = await refusal('[worktree]\nroot = "a"\nport_span = = 3\n');
+    expect(error.keyPath).toBeUndefined();
+    expect(error.message).toContain("invalid TOML at line 3, column");
+  });
+
+  it("refuses an unreadable berth.toml", async () => {
+    await mkdir(join(repo, "berth.toml"));
+    const error = await loadConfig(repo).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain("cannot read the file (EISDIR)");
+  });
+});
+
+describe("renderStarterConfig", () => {
+  it("loads back to exactly the defaults with the given trunk", async () => {
+    const config = await loadText(renderStarterConfig("trunk/v2"));
+    expect(config).toEqual({
+      file: join(repo, "berth.toml"),
+      ...DEFAULTS,
+      repository: { ...DEFAULTS.repository, trunk: "trunk/v2" },
+    });
+  });
+
+  it("shows resources and gate checks as comments", () => {
+    const text = renderStarterConfig("main");
+    expect(text).toContain('trunk = "main"');
+    expect(text).toContain("# [worktree.resources.db]");
+    expect(text).toMatch(/^ {2}# \{ name = "test", run = "npm test", after = \["typecheck"\]/m);
+  });
+
+  it("keeps lines within 100 columns", () => {
+    for (const line of renderStarterConfig("main").split("\n")) {
+      expect(line.length).toBeLessThanOrEqual(100);
+    }
+  });
+});

@@ -1,0 +1,13 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isolatedEnv } from "./repo.js";
+
+// In-process verb tests spawn git with this process's environment: isolate it
+// from the developer's git config exactly as the spawned binaries are.
+const home = mkdtempSync(join(tmpdir(), "berth-home-"));
+const isolated = isolatedEnv(home);
+for (const key of Object.keys(process.env)) {
+  if (key.startsWith("GIT_") || key.startsWith("BERTH_")) delete process.env[key];
+}
+Object.assign(process.env, isolated);

@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import {
+  parseRefs,
+  parseRevListParents,
+  parseStatusPorcelainV2,
+  parseWorktreeList,
+} from "../src/git/parse.js";
+
+const A = "a".repeat(40);
+const B = "b".repeat(40);
+
+describe("parseWorktreeList", () => {
+  it("reads main, linked, detached, locked and prunable entries", () => {
+    const out = [
+      `worktree /r\0HEAD ${A}\0branch refs/heads/main\0\0`,
+      `worktree /r.worktrees/x\0HEAD ${B}\0branch refs/heads/berth/x\0locked busy agent\0\0`,
+      `worktree /r.worktrees/d\0HEAD ${A}\0detached\0prunable gitdir file points to non-existent location\0\0`,
+    ].join("");
+    const entries = parseWorktreeList(out);
+    expect(entries).toHaveLength(3);
+    expect(entries[0]).toMatchObject({ path: "/r", head: A, branch: "main", locked: false });
+    expect(entries[1]).toMatchObject({ branch: "berth/x", locked: true, lockReason: "busy agent" });
+    expect(entries[2]).toMatchObject({ detached: true, branch: null, prunable: true });
+  });
+
+  it("treats an all-zero HEAD (no commit yet) as null", () => {
+    const [entry] = parseWorktreeList(
+      `worktree /r\0HEAD ${"0".repeat(40)}\0branch refs/heads/main\0\0`,
+    );
+    expect(entry?.head).toBeNull();
+  });
+
+  it("keeps paths with spaces and newlines intact", () => {
+    const [entry] = parseWorktreeList(`worktree /tmp/a b\nc\0HEAD ${A}\0detached\0\0`);
+    expect(entry?.path).toBe("/tmp/a b\nc");
+  });
+});
+
+describe("parseStatusPorcelainV2", () => {
+  it("counts modified, renamed, unmerged and untracked entries", () => {
+    const out = [
+      "1 .M N... 100644 100644 100644 abc abc src/a file.ts",
+      "2 R. N... 100644 100644 100644 abc abc R100 new.ts",
+      "old.ts",
+      "u UU N... 100644 100644 100644 100644 abc abc abc both.ts",
+      "? notes.txt",
+      "",
+    ].join("\0");
+    const summary = parseStatusPorcelainV2(out);
+    expect(summary.changedFiles).toBe(4);
+    expect(summary.untrackedFiles).toBe(1);
+    expect(summary.trackedChanges).toBe(3);
+    expect(summary.paths).toEqual(["src/a file.ts", "new.ts", "both.ts", "notes.txt"]);
+  });
+
+  it("reports a clean tree as zero", () => {
+    expect(parseStatusPorcelainV2("").changedFiles).toBe(0);
+  });
+});
+
+describe("parseRefs", () => {
+  it("reads refs, symrefs and peeled tags", () => {
+    const out = `refs/heads/main\0${A}\0\0\nrefs/remotes/origin/HEAD\0${A}\0refs/remotes/origin/main\0\nrefs/tags/v1\0${B}\0\0${A}\n`;
+    expect(parseRefs(out)).toEqual([
+      { ref: "refs/heads/main", oid: A, symref: null, peeled: null },
+      { ref: "refs/remotes/origin/HEAD", oid: A, symref: "refs/remotes/origin/main", peeled: null },
+      { ref: "refs/tags/v1", oid: B, symref: null, peeled: A },
+    ]);
+  });
+});
+
+describe("parseRevListParents", () => {
+  it("maps commits to their parents", () => {
+    const graph = parseRevListParents(`${A} ${B}\n${B}\n`);
+    expect(graph.get(A)).toEqual([B]);
+    expect(graph.get(B)).toEqual([]);
+  });
+});
