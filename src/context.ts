@@ -1,3 +1,21 @@
+/** What an effectful verb acts on, as recorded in the logbook. */
+export interface JournalSubject {
+  branch: string | null;
+  /** The worktree path the verb acts on. */
+  path: string | null;
+}
+
+/**
+ * The logbook as a verb sees it. An effectful verb calls `begin` once it knows
+ * its subject and before it changes anything; cli.ts writes the matching
+ * finish (and a begin, if the verb refused before calling it).
+ */
+export interface Journal {
+  begin(subject: JournalSubject): void;
+}
+
+export const silentJournal: Journal = { begin: () => undefined };
+
 /**
  * The world a verb runs in. Core code takes this instead of reaching for
  * process globals, so tests run verbs in-process with a fixed clock.
@@ -15,6 +33,7 @@ export interface Context {
   /** stdin is a terminal: a [y/N] question can be answered. */
   stdinIsTTY: boolean;
   debug: boolean;
+  journal: Journal;
 }
 
 export function processContext(debug: boolean): Context {
@@ -28,5 +47,6 @@ export function processContext(debug: boolean): Context {
     stderrIsTTY: process.stderr.isTTY === true,
     stdinIsTTY: process.stdin.isTTY === true,
     debug,
+    journal: silentJournal,
   };
 }

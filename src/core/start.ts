@@ -77,6 +77,7 @@ export async function startBerth(
   const hints = minted.nameNote === null ? [] : [minted.nameNote];
   if (options.dryRun) return { ok: true, verb: "start", data, plan: { steps: plan }, hints };
 
+  ctx.journal.begin({ branch, path });
   const steps: StepOutcome[] = [];
   try {
     await addWorktree(cwd, path, branch, base.commit);

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import type { Context } from "../../src/context.js";
+import { type Context, silentJournal } from "../../src/context.js";
 
 /**
  * Real temporary git repositories, isolated from the user's git config:
@@ -175,6 +175,7 @@ export function testContext(cwd: string, env: NodeJS.ProcessEnv, now = "2026-06-
     stderrIsTTY: false,
     stdinIsTTY: false,
     debug: false,
+    journal: silentJournal,
   };
   return { ctx, stdout: () => out.join(""), stderr: () => err.join("") };
 }
