@@ -94,7 +94,7 @@ export async function startBerth(
     });
     steps.push({ step: "write ready marker", target: branch, outcome: "done" });
   } catch (error) {
-    const undone = await undoStart(cwd, path, branch, base.commit, steps);
+    const undone = await undoStart(cwd, path, branch, base.commit);
     throw new UserError(
       "precondition_failed",
       `Could not start the berth: ${(error as Error).message}. ${undone}`,
@@ -170,25 +170,27 @@ function mintFreeId(
   );
 }
 
-/** Undoes only what this run created, newest first, and says what it did. */
+/**
+ * Undoes only what this run created, newest first, and says what it did.
+ * `git worktree add` can fail after registering the checkout (a failing
+ * post-checkout hook), so the folder is checked, not the step list: it did not
+ * exist before this run (the id was minted against it).
+ */
 async function undoStart(
   cwd: string,
   path: string,
   branch: string,
   commit: string,
-  steps: StepOutcome[],
 ): Promise<string> {
-  if (!steps.some((s) => s.step === "create worktree")) {
-    // git may have created the branch before failing to check it out.
-    await deleteRef(cwd, `refs/heads/${branch}`, commit).catch(() => undefined);
-    return "Nothing was left behind.";
-  }
   const problems: string[] = [];
-  await removeWorktree(cwd, path, true).catch((e: Error) => problems.push(e.message));
-  await deleteRef(cwd, `refs/heads/${branch}`, commit).catch((e: Error) =>
-    problems.push(e.message),
-  );
+  if (pathExistsOrBroken(path)) {
+    await removeWorktree(cwd, path, true).catch((e: Error) => problems.push(e.message));
+  }
+  await deleteRef(cwd, `refs/heads/${branch}`, commit).catch((e: Error) => {
+    // Absent is fine: git may have failed before creating the branch.
+    if (!/unable to resolve|does not exist|not a valid/i.test(e.message)) problems.push(e.message);
+  });
   return problems.length === 0
-    ? "The half-made berth was removed."
+    ? "Nothing of it was left behind."
     : `Cleaning up the half-made berth failed too: ${problems.join("; ")}`;
 }

@@ -116,6 +116,7 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   /** The parsed --json document, when stdout holds one. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read deep into the documented envelope.
   json: any;
 }
 

@@ -1,0 +1,288 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeRepo, makeTempDir, runBerth, type TestRepo } from "./helpers/repo.js";
+
+let repo: TestRepo | undefined;
+afterEach(() => {
+  repo?.cleanup();
+  repo = undefined;
+});
+
+const berth = (args: string[], cwd: string, env: NodeJS.ProcessEnv) => runBerth(args, { cwd, env });
+
+describe("berth start", () => {
+  it("forks from the trunk by name even when the main checkout is parked on another branch", async () => {
+    repo = makeRepo();
+    const trunkTip = repo.git(["rev-parse", "main"]);
+    repo.git(["checkout", "-q", "-b", "side"]);
+    const sideTip = repo.commit("side work");
+    expect(sideTip).not.toBe(trunkTip);
+
+    const run = await berth(["start", "feat", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(0);
+    expect(() => JSON.parse(run.stdout)).not.toThrow();
+    const { ok, data } = run.json;
+    expect(ok).toBe(true);
+    expect(Object.keys(data)).toEqual(
+      expect.arrayContaining(["id", "branch", "path", "port", "from", "from_tip"]),
+    );
+    expect(data.id).toMatch(/^feat-[0-9a-f]{6}$/);
+    expect(data.branch).toBe(`berth/${data.id}`);
+    expect(data.path).toBe(join(repo.dir.path, "repo.worktrees", data.id));
+    expect(data.from).toBe("main");
+    expect(data.from_tip).toBe(trunkTip);
+    expect(existsSync(data.path)).toBe(true);
+    expect(repo.git(["rev-parse", "--abbrev-ref", "HEAD"], data.path)).toBe(data.branch);
+    expect(repo.git(["rev-parse", "HEAD"], data.path)).toBe(trunkTip);
+    expect(repo.git(["rev-parse", "HEAD"])).toBe(sideTip);
+  });
+
+  it("normalises names, reports it, and gives two berths for the same name", async () => {
+    repo = makeRepo();
+    const first = await berth(["start", "Fix: upload/retry!!", "--json"], repo.path, repo.env);
+    const second = await berth(["start", "Fix: upload/retry!!"], repo.path, repo.env);
+    expect(first.json.data.id).toMatch(/^fix-upload-retry-[0-9a-f]{6}$/);
+    expect(first.json.data.name_note).toContain("fix-upload-retry");
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain("fix-upload-retry");
+    const secondPath = second.stdout.trim();
+    expect(secondPath).not.toBe(first.json.data.path);
+    expect(existsSync(secondPath)).toBe(true);
+    const worktrees = repo.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm) ?? [];
+    expect(worktrees).toHaveLength(3);
+  });
+
+  it("forks from a branch, a tag or a commit with --from", async () => {
+    repo = makeRepo();
+    repo.git(["checkout", "-q", "-b", "base"]);
+    const baseTip = repo.commit("base work");
+    repo.git(["tag", "v1", "HEAD~1"]);
+    repo.git(["checkout", "-q", "main"]);
+    const fromBranch = await berth(["start", "a", "--from", "base", "--json"], repo.path, repo.env);
+    expect(fromBranch.json.data.from_tip).toBe(baseTip);
+    const fromTag = await berth(["start", "b", "--from", "v1", "--json"], repo.path, repo.env);
+    expect(fromTag.json.data.from_tip).toBe(repo.git(["rev-parse", "v1^{commit}"]));
+    const fromCommit = await berth(
+      ["start", "c", "--from", baseTip.slice(0, 10), "--json"],
+      repo.path,
+      repo.env,
+    );
+    expect(fromCommit.json.data.from_tip).toBe(baseTip);
+  });
+
+  it("refuses an unknown --from and creates nothing", async () => {
+    repo = makeRepo();
+    const before = repo.git(["for-each-ref"]);
+    const run = await berth(["start", "x", "--from", "nope", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(1);
+    expect(run.json.ok).toBe(false);
+    expect(run.json.error.code).toBe("unknown_target");
+    expect(repo.git(["for-each-ref"])).toBe(before);
+    expect(existsSync(join(repo.dir.path, "repo.worktrees"))).toBe(false);
+  });
+
+  it("refuses a name that is both a branch and a tag, listing both", async () => {
+    repo = makeRepo();
+    repo.git(["branch", "dup"]);
+    repo.git(["tag", "dup"]);
+    const before = repo.git(["for-each-ref"]);
+    const run = await berth(["start", "x", "--from", "dup", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("ambiguous_target");
+    expect(run.json.error.message).toContain("refs/heads/dup");
+    expect(run.json.error.message).toContain("refs/tags/dup");
+    expect(repo.git(["for-each-ref"])).toBe(before);
+  });
+
+  it("refuses in a repository without commits, and without a trunk", async () => {
+    repo = makeRepo({ empty: true });
+    const empty = await berth(["start", "x", "--json"], repo.path, repo.env);
+    expect(empty.code).toBe(1);
+    expect(empty.json.error.code).toBe("precondition_failed");
+    repo.commit("first");
+    repo.git(["branch", "-m", "main", "work"]);
+    const noTrunk = await berth(["start", "x", "--json"], repo.path, repo.env);
+    expect(noTrunk.code).toBe(1);
+    expect(noTrunk.json.error.code).toBe("precondition_failed");
+    expect(noTrunk.json.error.next).toContain("--from");
+    expect(repo.git(["branch", "--list"]).trim()).toBe("* work");
+  });
+
+  it("undoes the half-made berth when a step fails", async () => {
+    repo = makeRepo();
+    // A post-checkout hook that fails makes `git worktree add` fail after it created the branch.
+    mkdirSync(join(repo.path, ".git", "hooks"), { recursive: true });
+    const hook = join(repo.path, ".git", "hooks", "post-checkout");
+    writeFileSync(hook, "#!/bin/sh\nexit 1\n");
+    chmodSync(hook, 0o755);
+    const before = repo.git(["for-each-ref"]);
+    const run = await berth(["start", "x", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(1);
+    expect(repo.git(["for-each-ref"])).toBe(before);
+    expect(repo.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
+  });
+
+  it("--dry-run prints the plan and changes nothing", async () => {
+    repo = makeRepo();
+    const run = await berth(["start", "x", "--dry-run", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(0);
+    expect(run.json.plan.steps.length).toBeGreaterThan(0);
+    expect(existsSync(run.json.data.path)).toBe(false);
+    expect(repo.git(["branch", "--list", "berth/*"])).toBe("");
+  });
+});
+
+describe("berth status", () => {
+  it("surveys the fleet from the main checkout without touching a dirty tree", async () => {
+    repo = makeRepo();
+    const a = (await berth(["start", "a", "--json"], repo.path, repo.env)).json.data;
+    const b = (await berth(["start", "b", "--json"], repo.path, repo.env)).json.data;
+    const dirtyFile = join(b.path, "notes.txt");
+    writeFileSync(dirtyFile, "work in progress\n");
+    const indexBefore = readFileSync(join(repo.path, ".git", "worktrees", b.id, "index"));
+
+    const run = await berth(["status", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(0);
+    const rows = run.json.data.worktrees;
+    expect(rows).toHaveLength(3);
+    expect(
+      rows
+        .filter((r: { is_current: boolean }) => r.is_current)
+        .map((r: { is_main: boolean }) => r.is_main),
+    ).toEqual([true]);
+    const rowA = rows.find((r: { id: string }) => r.id === a.id);
+    const rowB = rows.find((r: { id: string }) => r.id === b.id);
+    expect(rowA).toMatchObject({
+      clean: true,
+      changed_files: 0,
+      ahead: 0,
+      behind: 0,
+      port: a.port,
+      state: "active",
+    });
+    expect(rowB).toMatchObject({
+      clean: false,
+      changed_files: 1,
+      branch: b.branch,
+      head: b.from_tip,
+    });
+    expect(readFileSync(dirtyFile, "utf8")).toBe("work in progress\n");
+    expect(readFileSync(join(repo.path, ".git", "worktrees", b.id, "index"))).toEqual(indexBefore);
+  });
+
+  it("inside a berth shows that berth, and --all the fleet", async () => {
+    repo = makeRepo();
+    const a = (await berth(["start", "a", "--json"], repo.path, repo.env)).json.data;
+    await berth(["start", "b"], repo.path, repo.env);
+    const local = await berth(["status", "--json"], a.path, repo.env);
+    expect(local.json.data.worktrees.map((r: { id: string }) => r.id)).toEqual([a.id]);
+    expect(local.json.data.worktrees[0].is_current).toBe(true);
+    const all = await berth(["status", "--all", "--json"], a.path, repo.env);
+    expect(all.json.data.worktrees).toHaveLength(3);
+  });
+
+  it("reports ahead/behind against the trunk, and null when the trunk is missing", async () => {
+    repo = makeRepo();
+    const a = (await berth(["start", "a", "--json"], repo.path, repo.env)).json.data;
+    repo.commit("a1", a.path);
+    repo.commit("a2", a.path);
+    repo.commit("trunk moves");
+    const rows = (await berth(["status", "--json"], repo.path, repo.env)).json.data.worktrees;
+    expect(rows.find((r: { id: string }) => r.id === a.id)).toMatchObject({ ahead: 2, behind: 1 });
+
+    writeFileSync(join(repo.path, "berth.toml"), '[repository]\ntrunk = "gone"\n');
+    const missing = (await berth(["status", "--json"], repo.path, repo.env)).json.data.worktrees;
+    expect(missing.find((r: { id: string }) => r.id === a.id)).toMatchObject({
+      ahead: null,
+      behind: null,
+    });
+  });
+
+  it("marks a registration whose folder is gone as prunable and an unreadable checkout as unreadable", async () => {
+    repo = makeRepo();
+    const a = (await berth(["start", "a", "--json"], repo.path, repo.env)).json.data;
+    const b = (await berth(["start", "b", "--json"], repo.path, repo.env)).json.data;
+    repo.git(["worktree", "list"]);
+    // Hand-deleted folder.
+    const { rmSync } = await import("node:fs");
+    rmSync(a.path, { recursive: true, force: true });
+    // A checkout whose .git file points nowhere git can read.
+    writeFileSync(join(b.path, ".git"), "gitdir: /nonexistent/admin\n");
+    const rows = (await berth(["status", "--json"], repo.path, repo.env)).json.data.worktrees;
+    const rowA = rows.find((r: { id: string }) => r.id === a.id);
+    const rowB = rows.find((r: { id: string }) => r.id === b.id);
+    expect(rowA).toMatchObject({ prunable: true, state: "prunable", clean: null });
+    expect(rowB).toMatchObject({
+      readable: false,
+      state: "unreadable",
+      clean: null,
+      changed_files: null,
+      ahead: null,
+    });
+  });
+});
+
+describe("configuration and usage errors", () => {
+  it("refuses a wrongly typed key naming its path", async () => {
+    repo = makeRepo({ config: '[worktree]\nport_span = "x"\n' });
+    const run = await berth(["status", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("config_invalid");
+    expect(run.json.error.message).toContain("worktree.port_span");
+    expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it("refuses an unknown key the same way", async () => {
+    repo = makeRepo({ config: "[worktree]\nprot_span = 10\n" });
+    const run = await berth(["start", "x", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("config_invalid");
+    expect(run.json.error.message).toContain("worktree.prot_span");
+  });
+
+  it("refuses outside a repository with not_a_repository, for every verb", async () => {
+    const dir = makeTempDir();
+    try {
+      for (const args of [["status"], ["start", "x"], ["init"]]) {
+        const run = await berth([...args, "--json"], dir.path, {
+          ...dir.env,
+          GIT_CEILING_DIRECTORIES: dir.path,
+        });
+        expect(run.code).toBe(1);
+        expect(run.json.error.code).toBe("not_a_repository");
+      }
+      const human = await berth(["status"], dir.path, {
+        ...dir.env,
+        GIT_CEILING_DIRECTORIES: dir.path,
+      });
+      expect(human.stderr).toContain("not inside a git repository");
+      expect(human.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it("exits 2 on an unknown flag", async () => {
+    repo = makeRepo();
+    const run = await berth(["status", "--bogus"], repo.path, repo.env);
+    expect(run.code).toBe(2);
+    const json = await berth(["status", "--bogus", "--json"], repo.path, repo.env);
+    expect(json.code).toBe(2);
+    expect(json.json.error.code).toBe("usage");
+  });
+
+  it("init writes a starter berth.toml once and refuses to overwrite", async () => {
+    repo = makeRepo();
+    const first = await berth(["init", "--json"], repo.path, repo.env);
+    expect(first.code).toBe(0);
+    const text = readFileSync(join(repo.path, "berth.toml"), "utf8");
+    expect(text).toContain('trunk = "main"');
+    const second = await berth(["init", "--json"], repo.path, repo.env);
+    expect(second.code).toBe(1);
+    expect(second.json.error.code).toBe("precondition_failed");
+    expect(readFileSync(join(repo.path, "berth.toml"), "utf8")).toBe(text);
+    const status = await berth(["status", "--json"], repo.path, repo.env);
+    expect(status.code).toBe(0);
+  });
+});
