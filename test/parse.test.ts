@@ -76,3 +76,12 @@ describe("parseRevListParents", () => {
     expect(graph.get(B)).toEqual([]);
   });
 });
+
+describe("splitLaneOutput", () => {
+  it("splits framed status outputs and marks failures", async () => {
+    const { splitLaneOutput } = await import("../src/git/status.js");
+    const n = "berth-nonce";
+    const stream = `? a\0\0${n} 0\0\0${n} 0\0partial\0${n} 128\0`;
+    expect(splitLaneOutput(stream, n, 4)).toEqual(["? a\0", "", null, null]);
+  });
+});

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 
-/** Per-worktree git calls run this many at a time: enough to keep both cores busy. */
+/** Per-worktree git calls run in this many lanes at a time: enough to keep every core busy. */
 export const DEFAULT_POOL_SIZE = Math.max(2, availableParallelism() + 1);
 
 /** Maps `items` through `fn` with at most `limit` calls in flight, keeping order. */

@@ -1,13 +1,13 @@
 import { realpath } from "node:fs/promises";
 import type { StatusSummary, WorktreeEntry } from "../git/parse.js";
 import { listRefs } from "../git/refs.js";
-import { readWorktreeStatus } from "../git/status.js";
+import { readWorktreeStatuses } from "../git/status.js";
 import { listWorktrees } from "../git/worktrees.js";
 import { readAdminKeys } from "../io/admin-dirs.js";
 import { adminDirFor } from "../io/paths.js";
 import { type ReadyMarker, readReadyMarker } from "../io/ready-marker.js";
 import { type Ancestry, readAncestry } from "./ancestry.js";
-import { DEFAULT_POOL_SIZE, mapPool } from "./pool.js";
+import { DEFAULT_POOL_SIZE } from "./pool.js";
 import type { Repository } from "./repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "./trunk.js";
 
@@ -75,10 +75,8 @@ export async function surveyFleet(
 
   const currentPath = await findCurrentPath(entries, repo.location.toplevel);
   const wantStatus = options.readStatusOf ?? (() => true);
-  const partial = await mapPool(
-    entries,
-    options.poolSize ?? DEFAULT_POOL_SIZE,
-    async (entry, i) => {
+  const partial = await Promise.all(
+    entries.map(async (entry, i) => {
       const isMain = i === 0;
       const isCurrent = entry.path === currentPath;
       const adminKey = isMain ? null : (adminKeys.get(entry.path) ?? null);
@@ -89,26 +87,26 @@ export async function surveyFleet(
           : adminDirFor(repo.location.commonDir, adminKey);
       const marker = adminDir && !isMain ? await readReadyMarker(adminDir) : null;
       const read = !entry.prunable && !entry.bare && wantStatus({ isMain, isCurrent, entry });
-      const status = read ? await readStatusSafely(entry.path) : null;
-      return {
-        entry,
-        isMain,
-        isCurrent,
-        adminKey,
-        adminDir,
-        marker,
-        status,
-        readable: read ? status !== null : null,
-      };
-    },
+      return { entry, isMain, isCurrent, adminKey, adminDir, marker, read };
+    }),
   );
+  const toRead = partial.filter((p) => p.read);
+  const statuses = await readWorktreeStatuses(
+    toRead.map((p) => p.entry.path),
+    options.poolSize ?? DEFAULT_POOL_SIZE,
+  );
+  const statusByPath = new Map(toRead.map((p, i) => [p.entry.path, statuses[i] ?? null]));
 
   const ancestry = await ancestryPromise;
-  const worktrees = partial.map((facts): WorktreeFacts => {
+  const worktrees = partial.map(({ read, ...facts }): WorktreeFacts => {
+    const status = read ? (statusByPath.get(facts.entry.path) ?? null) : null;
+    const readable = read ? status !== null : null;
     const head = facts.entry.head;
-    const known = head !== null && trunk.tip !== null && facts.readable !== false;
+    const known = head !== null && trunk.tip !== null && readable !== false;
     return {
       ...facts,
+      status,
+      readable,
       ahead: known ? ancestry.countExclusive(head, trunk.tip as string) : null,
       behind: known ? ancestry.countExclusive(trunk.tip as string, head) : null,
       landed: isLanded(head, facts.marker, facts.entry.branch, trunk, ancestry),
@@ -131,14 +129,6 @@ export function isLanded(
   if (head === null || trunk.tip === null || branch === trunk.name) return false;
   if (marker !== null && marker.from_tip === head) return false;
   return ancestry.isAncestor(head, trunk.tip);
-}
-
-async function readStatusSafely(path: string): Promise<StatusSummary | null> {
-  try {
-    return await readWorktreeStatus(path);
-  } catch {
-    return null;
-  }
 }
 
 /** The registered path of the checkout berth runs in; worktree paths may differ by symlinks. */
