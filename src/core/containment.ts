@@ -1,0 +1,181 @@
+import type { FleetSurvey, WorktreeFacts } from "./survey.js";
+
+/**
+ * THE containment predicate (spec section 6, ADR 0225). prune, status, the
+ * desk and await all ask this module; nothing else decides containment.
+ *
+ * It works on a survey already in hand: the clauses are checked cheapest
+ * first, and the ancestry clause reads the survey's in-memory commit graph,
+ * so classifying the whole fleet spawns no git process at all.
+ */
+
+/** The one-hour floor: the logbook's minimum in-flight horizon, reused as the quiet period. */
+export const QUIET_PERIOD_MS = 60 * 60 * 1000;
+
+/** Evidence a person can check: both tips and how far the container is ahead. */
+export interface ContainmentEvidence {
+  container: string;
+  container_tip: string;
+  tip: string;
+  container_ahead: number;
+  container_has_checkout: boolean;
+}
+
+export type WorktreeContainment =
+  | { contained: true; evidence: ContainmentEvidence }
+  | { contained: false; reason: string };
+
+/** A branch under the prefix with no checkout and unlanded commits (a kept ref). */
+export interface KeptRef {
+  branch: string;
+  tip: string;
+  /** Commits not on the trunk; null when the trunk is missing. */
+  ahead: number | null;
+  /** Nearest container that holds a checkout, or null. */
+  contained_by: string | null;
+  container_tip: string | null;
+  container_ahead: number | null;
+  /** True only when no live container holds its commits. */
+  abandoned: boolean;
+}
+
+/** What the idle clause needs to know about one worktree. */
+export interface ActivityView {
+  /** Verb in flight per the logbook, or null. */
+  running: string | null;
+  /** Git-derived last activity (HEAD reflog, admin dir); null when unknown. */
+  gitActivity: Date | null;
+}
+
+export interface ContainmentInput {
+  survey: FleetSurvey;
+  logbookEnabled: boolean;
+  activityOf: (worktree: WorktreeFacts) => ActivityView;
+  now: Date;
+}
+
+export interface FleetContainment {
+  /** Keyed by worktree path. */
+  worktrees: Map<string, WorktreeContainment>;
+  refs: KeptRef[];
+}
+
+export function classifyContainment(input: ContainmentInput): FleetContainment {
+  const finder = new ContainerFinder(input.survey);
+  const worktrees = new Map<string, WorktreeContainment>();
+  for (const worktree of input.survey.worktrees) {
+    worktrees.set(worktree.entry.path, classifyWorktree(worktree, input, finder));
+  }
+  return { worktrees, refs: classifyKeptRefs(input.survey, finder) };
+}
+
+function classifyWorktree(
+  w: WorktreeFacts,
+  input: ContainmentInput,
+  finder: ContainerFinder,
+): WorktreeContainment {
+  const refuse = (reason: string): WorktreeContainment => ({ contained: false, reason });
+  const { trunk, ancestry } = input.survey;
+  // Clause 1: never the main checkout or the one scanning; nothing locked or half-gone.
+  if (w.isMain) return refuse("the main checkout");
+  if (w.isCurrent) return refuse("the checkout running the scan");
+  if (w.entry.locked) return refuse("locked");
+  if (w.entry.prunable) return refuse("its folder is gone (stale metadata)");
+  // berth only ever removes worktrees it made (spec section 7, ownership).
+  if (w.marker === null) return refuse("not created by berth (no ready marker)");
+  // Clause 2: readable and clean; unknown state never qualifies.
+  if (w.readable !== true || w.status === null) return refuse("its state could not be read");
+  if (w.status.changedFiles > 0) return refuse("uncommitted or untracked files");
+  // Clause 3: on a named branch other than the trunk, not landed.
+  const branch = w.entry.branch;
+  const tip = w.entry.head;
+  if (branch === null || tip === null || w.entry.detached) return refuse("not on a branch");
+  if (branch === trunk.name) return refuse("on the trunk");
+  if (trunk.tip !== null && ancestry.isAncestor(tip, trunk.tip)) {
+    return refuse("its tip is on the trunk (landed or not yet started)");
+  }
+  // Clause 4: idle.
+  const idle = idleVerdict(input.activityOf(w), input.logbookEnabled, input.now);
+  if (idle !== null) return refuse(idle);
+  // Clause 5: a strict ancestor of another local branch's tip.
+  const evidence = finder.nearest(branch, tip, false);
+  return evidence === null
+    ? refuse("no other branch contains its tip")
+    : { contained: true, evidence };
+}
+
+/** null when idle, else why not. The logbook can only narrow: an in-flight verb withholds. */
+function idleVerdict(activity: ActivityView, logbookEnabled: boolean, now: Date): string | null {
+  if (logbookEnabled) {
+    return activity.running === null ? null : `a verb is in flight (${activity.running})`;
+  }
+  if (activity.gitActivity === null) return "its last activity is unknown";
+  const quietFor = now.getTime() - activity.gitActivity.getTime();
+  return quietFor >= QUIET_PERIOD_MS ? null : "active within the last hour";
+}
+
+function classifyKeptRefs(survey: FleetSurvey, finder: ContainerFinder): KeptRef[] {
+  const prefix = survey.repo.config.repository.branch_prefix;
+  const refs: KeptRef[] = [];
+  for (const [branch, tip] of survey.branches) {
+    if (!branch.startsWith(prefix) || finder.hasCheckout(branch)) continue;
+    if (survey.trunk.tip !== null && survey.ancestry.isAncestor(tip, survey.trunk.tip)) continue;
+    const live = finder.nearest(branch, tip, true);
+    refs.push({
+      branch,
+      tip,
+      ahead:
+        survey.trunk.tip === null ? null : survey.ancestry.countExclusive(tip, survey.trunk.tip),
+      contained_by: live?.container ?? null,
+      container_tip: live?.container_tip ?? null,
+      container_ahead: live?.container_ahead ?? null,
+      abandoned: live === null,
+    });
+  }
+  return refs.sort((a, b) => a.branch.localeCompare(b.branch));
+}
+
+/** Finds the nearest live descendant of a tip among the local branches, in memory. */
+class ContainerFinder {
+  private readonly checkedOut = new Set<string>();
+
+  constructor(private readonly survey: FleetSurvey) {
+    for (const w of survey.worktrees) {
+      if (w.entry.branch !== null && !w.entry.prunable) this.checkedOut.add(w.entry.branch);
+    }
+  }
+
+  hasCheckout(branch: string): boolean {
+    return this.checkedOut.has(branch);
+  }
+
+  /**
+   * Nearest container: one holding a checkout preferred, then fewest commits
+   * ahead, then name. Equal tips are twins, never containers.
+   */
+  nearest(branch: string, tip: string, checkoutRequired: boolean): ContainmentEvidence | null {
+    const { ancestry, trunk } = this.survey;
+    let best: ContainmentEvidence | null = null;
+    for (const [other, otherTip] of this.survey.branches) {
+      if (other === branch || other === trunk.name || otherTip === tip) continue;
+      const hasCheckout = this.checkedOut.has(other);
+      if (checkoutRequired && !hasCheckout) continue;
+      if (!ancestry.isAncestor(tip, otherTip)) continue;
+      const candidate: ContainmentEvidence = {
+        container: other,
+        container_tip: otherTip,
+        tip,
+        container_ahead: ancestry.countExclusive(otherTip, tip),
+        container_has_checkout: hasCheckout,
+      };
+      if (best === null || isNearer(candidate, best)) best = candidate;
+    }
+    return best;
+  }
+}
+
+function isNearer(a: ContainmentEvidence, b: ContainmentEvidence): boolean {
+  if (a.container_has_checkout !== b.container_has_checkout) return a.container_has_checkout;
+  if (a.container_ahead !== b.container_ahead) return a.container_ahead < b.container_ahead;
+  return a.container < b.container;
+}
