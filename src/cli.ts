@@ -140,6 +140,14 @@ export function buildProgram(): Command {
       ),
     );
 
+  common(program.command("gate").description("run the declared checks here and record a receipt"))
+    .option("--dry-run", "show the checks and change nothing")
+    .action((opts) =>
+      execute("gate", opts, async (ctx) =>
+        (await import("./commands/gate.js")).gateCommand(ctx, opts),
+      ),
+    );
+
   return program;
 }
 
