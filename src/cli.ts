@@ -140,6 +140,23 @@ export function buildProgram(): Command {
       ),
     );
 
+  common(program.command("gate").description("run the declared checks here and record a receipt"))
+    .option("--dry-run", "show the checks and change nothing")
+    .action((opts) =>
+      execute("gate", opts, async (ctx) =>
+        (await import("./commands/gate.js")).gateCommand(ctx, opts),
+      ),
+    );
+
+  common(program.command("update").description("merge the trunk (or --from <ref>) into this berth"))
+    .option("--from <ref>", "merge this branch, tag or commit instead of the trunk")
+    .option("--dry-run", "show what would be merged and change nothing")
+    .action((opts) =>
+      execute("update", opts, async (ctx) =>
+        (await import("./commands/update.js")).updateCommand(ctx, opts),
+      ),
+    );
+
   return program;
 }
 

@@ -1,6 +1,7 @@
 import type { Context } from "../context.js";
 import type { VerbResult } from "../result.js";
 import { portFor } from "./identity.js";
+import { type ReceiptState, type ReceiptView, readReceiptViews } from "./receipt.js";
 import { openRepository } from "./repository.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "./survey.js";
 
@@ -14,7 +15,7 @@ export type WorktreeState =
   | "prunable"
   | "locked";
 
-export type ReceiptState = "honored" | "stale" | "dirty" | "missing";
+export type { ReceiptState } from "./receipt.js";
 
 /** One row of `berth status --json` (spec section 5). */
 export interface StatusRow {
@@ -33,6 +34,8 @@ export interface StatusRow {
   behind: number | null;
   port: number | null;
   receipt: ReceiptState;
+  /** Checks the receipt records; 0 = "no checks declared" (it proves a clean tree only); null = no receipt. */
+  receipt_checks: number | null;
   last_activity: string | null;
   running: string | null;
   state: WorktreeState;
@@ -63,9 +66,9 @@ export async function readStatus(
   const survey = await surveyFleet(repo, {
     readStatusOf: (w) => scope === "fleet" || w.isCurrent,
   });
-  const rows = survey.worktrees
-    .filter((w) => scope === "fleet" || w.isCurrent)
-    .map((w) => toStatusRow(survey, w));
+  const inScope = survey.worktrees.filter((w) => scope === "fleet" || w.isCurrent);
+  const receipts = await readReceiptViews(repo.location.cwd, inScope);
+  const rows = inScope.map((w) => toStatusRow(survey, w, receipts.get(w.entry.path)));
   const hints: string[] = [];
   if (survey.trunk.tip === null) {
     hints.push(
@@ -82,7 +85,11 @@ export async function readStatus(
   };
 }
 
-export function toStatusRow(survey: FleetSurvey, w: WorktreeFacts): StatusRow {
+export function toStatusRow(
+  survey: FleetSurvey,
+  w: WorktreeFacts,
+  receipt?: ReceiptView,
+): StatusRow {
   const { config } = survey.repo;
   const id = w.marker?.id ?? basenameOf(w.entry.path);
   return {
@@ -102,7 +109,8 @@ export function toStatusRow(survey: FleetSurvey, w: WorktreeFacts): StatusRow {
     port: w.marker
       ? portFor(w.marker.id, config.worktree.port_base, config.worktree.port_span)
       : null,
-    receipt: "missing",
+    receipt: receipt?.state ?? "missing",
+    receipt_checks: receipt?.receipt ? receipt.receipt.checks.length : null,
     last_activity: null,
     running: null,
     state: classifyState(w, survey),

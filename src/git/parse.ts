@@ -147,3 +147,18 @@ export function parseRevListParents(output: string): Map<string, string[]> {
   }
   return graph;
 }
+
+/** NUL-separated paths (`-z` output), empty entries dropped. */
+export function parseNulList(output: string): string[] {
+  return output.split("\0").filter((entry) => entry !== "");
+}
+
+/**
+ * `git cat-file --batch-check=%(objectname)`: one line per input, either the
+ * object name or `<input> missing` (or `ambiguous`). Unknown inputs are null.
+ */
+export function parseBatchCheckNames(output: string): (string | null)[] {
+  const lines = output.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines.map((line) => (/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(line) ? line : null));
+}

@@ -11,7 +11,7 @@ export function renderStatus(data: StatusData, c: Colors): string {
     stateLabel(row, c),
     cleanLabel(row, c),
     aheadBehind(row),
-    row.receipt === "honored" ? c.green(row.receipt) : c.dim(row.receipt),
+    receiptLabel(row, c),
     row.running ? c.yellow(`running ${row.running}`) : (row.last_activity ?? c.dim("-")),
     row.port === null ? c.dim("-") : String(row.port),
   ]);
@@ -37,6 +37,12 @@ function stateLabel(row: StatusRow, c: Colors): string {
     default:
       return row.state;
   }
+}
+
+/** A receipt with no checks proves only a clean tree; it always says so. */
+function receiptLabel(row: StatusRow, c: Colors): string {
+  const label = row.receipt_checks === 0 ? `${row.receipt} (no checks declared)` : row.receipt;
+  return row.receipt === "honored" ? c.green(label) : c.dim(label);
 }
 
 function cleanLabel(row: StatusRow, c: Colors): string {

@@ -1,0 +1,75 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import * as v from "valibot";
+import { readJsonFile, writeJsonAtomic } from "./atomic.js";
+import { perBerthDir } from "./paths.js";
+
+/**
+ * The gate receipt (spec section 5): proof that the declared checks passed on
+ * one commit and tree. It lives in the worktree's git admin dir, so it dies
+ * with the checkout (ADR 0225).
+ */
+
+export interface ReceiptCheck {
+  name: string;
+  command: string;
+  ok: boolean;
+  duration_ms: number;
+}
+
+export interface Receipt {
+  version: 1;
+  commit: string;
+  tree: string;
+  branch: string;
+  trunk: string;
+  trunk_tip: string;
+  /** Empty when no checks are declared: the receipt then proves a clean tree and nothing more. */
+  checks: ReceiptCheck[];
+  created_at: string;
+}
+
+const ReceiptSchema = v.object({
+  version: v.literal(1),
+  commit: v.string(),
+  tree: v.string(),
+  branch: v.string(),
+  trunk: v.string(),
+  trunk_tip: v.string(),
+  checks: v.array(
+    v.object({ name: v.string(), command: v.string(), ok: v.boolean(), duration_ms: v.number() }),
+  ),
+  created_at: v.string(),
+});
+
+/** `<per-berth>/receipt.json` for the worktree whose git admin dir is `adminDir`. */
+export function receiptPath(adminDir: string): string {
+  return join(perBerthDir(adminDir), "receipt.json");
+}
+
+/** Temp file + rename: a reader sees the old receipt or the new one, never half of one. */
+export async function writeReceipt(adminDir: string, receipt: Receipt): Promise<void> {
+  await writeJsonAtomic(receiptPath(adminDir), receipt);
+}
+
+/**
+ * The receipt, or null when there is none. A file that is unreadable, not
+ * JSON, or not a version-1 receipt reads as none: it proves nothing.
+ */
+export async function readReceipt(adminDir: string): Promise<Receipt | null> {
+  const raw = await readJsonFile(receiptPath(adminDir)).catch(() => null);
+  const parsed = v.safeParse(ReceiptSchema, raw);
+  return parsed.success ? parsed.output : null;
+}
+
+/** Removes the receipt; true when there was a file to remove. */
+export async function deleteReceipt(adminDir: string): Promise<boolean> {
+  const path = receiptPath(adminDir);
+  try {
+    await rm(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+}
