@@ -22,19 +22,45 @@ interface CommonOptions {
 
 type VerbRunner = (ctx: Context) => Promise<CommandOutcome>;
 
+/**
+ * Verbs that change something: each writes a begin and a finish event to the
+ * logbook (unless `--dry-run`, which changes nothing). Keyed by the verb name
+ * `execute` receives; pure observers (status, logbook) are never listed.
+ */
+const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
+  "init",
+  "start",
+  "gate",
+  "update",
+  "accept",
+  "await",
+  "worktree setup",
+  "worktree teardown",
+  "worktree drop",
+  "worktree prune",
+]);
+
 async function execute(
   verb: string,
   options: CommonOptions & Record<string, unknown>,
   run: VerbRunner,
 ): Promise<never> {
   const ctx = processContext(options.debug === true);
+  const journal =
+    EFFECTFUL_VERBS.has(verb) && options.dryRun !== true
+      ? (await import("./core/journal.js")).createJournal(ctx, verb)
+      : null;
+  if (journal) ctx.journal = journal;
   let outcome: CommandOutcome;
+  let thrown: unknown;
   try {
     outcome = await run(ctx);
   } catch (error) {
+    thrown = error;
     outcome = failureOutcome(verb, error, ctx);
   }
   const { result } = outcome;
+  await journal?.finish(result, thrown);
   if (options.json) {
     process.stdout.write(renderJson(result));
   } else {
