@@ -1,6 +1,8 @@
 import type { Context } from "../context.js";
 import type { VerbResult } from "../result.js";
+import { type FleetActivity, readFleetActivity } from "./activity.js";
 import { portFor } from "./identity.js";
+import type { LastAction } from "./logbook-reader.js";
 import { openRepository } from "./repository.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "./survey.js";
 
@@ -35,6 +37,8 @@ export interface StatusRow {
   receipt: ReceiptState;
   last_activity: string | null;
   running: string | null;
+  /** The newest finished verb about this worktree per the logbook. */
+  last_action: LastAction | null;
   state: WorktreeState;
 }
 
@@ -63,9 +67,10 @@ export async function readStatus(
   const survey = await surveyFleet(repo, {
     readStatusOf: (w) => scope === "fleet" || w.isCurrent,
   });
-  const rows = survey.worktrees
-    .filter((w) => scope === "fleet" || w.isCurrent)
-    .map((w) => toStatusRow(survey, w));
+  const shown = survey.worktrees.filter((w) => scope === "fleet" || w.isCurrent);
+  // Files only (logbook, reflogs, admin dirs): no git process, nothing written.
+  const activity = await readFleetActivity(repo, shown, ctx.now());
+  const rows = shown.map((w) => withActivity(toStatusRow(survey, w), activity));
   const hints: string[] = [];
   if (survey.trunk.tip === null) {
     hints.push(
@@ -73,6 +78,9 @@ export async function readStatus(
         ? "no trunk found (no origin/HEAD, main or master): set [repository].trunk in berth.toml"
         : `trunk ${survey.trunk.name} does not exist yet; ahead/behind are unknown`,
     );
+  }
+  if (activity.logbook === "unreadable") {
+    hints.push("the logbook could not be read: running and last_action are unknown");
   }
   return {
     ok: true,
@@ -105,7 +113,20 @@ export function toStatusRow(survey: FleetSurvey, w: WorktreeFacts): StatusRow {
     receipt: "missing",
     last_activity: null,
     running: null,
+    last_action: null,
     state: classifyState(w, survey),
+  };
+}
+
+/** The row's `running`, `last_action` and `last_activity`, from the activity reader. */
+export function withActivity(row: StatusRow, activity: FleetActivity): StatusRow {
+  const facts = activity.worktrees.get(row.path);
+  if (facts === undefined) return row;
+  return {
+    ...row,
+    last_activity: facts.lastActivity?.toISOString() ?? null,
+    running: facts.running,
+    last_action: facts.lastAction,
   };
 }
 
