@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from "@commander-js/extra-typings";
+import { Command, CommanderError, InvalidArgumentError } from "@commander-js/extra-typings";
 import type { CommandOutcome, HumanOutput } from "./commands/outcome.js";
 import { type Context, processContext } from "./context.js";
+import { parseSince } from "./core/since.js";
 import { UserError } from "./errors.js";
 import type { VerbResult } from "./result.js";
 import { renderJson } from "./ui/envelope.js";
@@ -62,7 +63,7 @@ async function execute(
   const { result } = outcome;
   await journal?.finish(result, thrown);
   if (options.json) {
-    process.stdout.write(renderJson(result));
+    process.stdout.write(outcome.json ? outcome.json() : renderJson(result));
   } else {
     const human: HumanOutput = outcome.human(colorsFor(ctx.stdoutIsTTY, ctx.env));
     if (human.stdout) process.stdout.write(human.stdout);
@@ -166,7 +167,25 @@ export function buildProgram(): Command {
       ),
     );
 
+  common(program.command("logbook").description("print the logbook: begin/finish events of verbs"))
+    .option("--follow", "keep printing new events until interrupted")
+    .option("--branch <branch>", "only events about this branch")
+    .option("--verb <verb>", 'only this verb (e.g. "start", "worktree drop")')
+    .option("--since <time>", "only events since an ISO time or an age like 30m, 2h, 3d", sinceArg)
+    .action((opts) =>
+      execute("logbook", opts, async (ctx) =>
+        (await import("./commands/logbook.js")).logbookCommand(ctx, opts),
+      ),
+    );
+
   return program;
+}
+
+function sinceArg(value: string): string {
+  if (parseSince(value, new Date()) === null) {
+    throw new InvalidArgumentError("expected an ISO time or an age like 30m, 2h, 3d");
+  }
+  return value;
 }
 
 async function main(argv: string[]): Promise<void> {
