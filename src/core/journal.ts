@@ -101,15 +101,19 @@ export function createJournal(
     host,
   });
 
+  const warnOnce = (error: unknown) => {
+    if (ctx.debug && !warned) {
+      ctx.stderr.write(`berth: logbook not written: ${(error as Error).message}\n`);
+    }
+    warned = true;
+  };
+
   const write = (where: JournalPlace, event: Parameters<typeof appendLogbookEvent>[1]) => {
     if (!where.enabled) return;
     try {
       appendLogbookEvent(logbookDir(where.commonDir), event);
     } catch (error) {
-      if (ctx.debug && !warned) {
-        ctx.stderr.write(`berth: logbook not written: ${(error as Error).message}\n`);
-      }
-      warned = true;
+      warnOnce(error);
     }
   };
 
@@ -150,11 +154,7 @@ export function createJournal(
           duration_ms: Math.max(0, Math.round(performance.now() - startMark)),
         });
       } catch (error) {
-        // The journal never changes a verb's result.
-        if (ctx.debug && !warned) {
-          ctx.stderr.write(`berth: logbook not written: ${(error as Error).message}\n`);
-        }
-        warned = true;
+        warnOnce(error); // The journal never changes a verb's result.
       }
     },
   };

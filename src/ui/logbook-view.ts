@@ -1,6 +1,7 @@
+import { basename } from "node:path";
 import type { LogbookEvent } from "../io/logbook.js";
 import type { Colors } from "./style.js";
-import { renderTable } from "./table.js";
+import { renderTable, visibleLength } from "./table.js";
 
 /** `berth logbook` for a person: one row per event, newest last. */
 
@@ -32,8 +33,7 @@ export function renderLogbookJsonLines(events: readonly LogbookEvent[]): string 
 
 export function logbookCells(event: LogbookEvent, c: Colors): string[] {
   const time = event.at.replace(/\.\d+Z$/, "Z");
-  const branch =
-    event.branch ?? (event.path ? c.dim(event.path.slice(event.path.lastIndexOf("/") + 1)) : "-");
+  const branch = event.branch ?? (event.path ? c.dim(basename(event.path)) : "-");
   if (event.event === "begin") return [time, event.verb, branch, c.dim("begin"), ""];
   const code = event.error_code ? ` (${event.error_code})` : "";
   const paint = event.outcome === "ok" ? c.green : event.outcome === "refused" ? c.yellow : c.red;
@@ -55,14 +55,12 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(minutes / 60)}h ${String(minutes % 60).padStart(2, "0")}m`;
 }
 
-const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
-
 function padRow(cells: readonly string[]): string {
   return cells
     .map((cell, i) => {
       const width = FOLLOW_WIDTHS[i];
       if (width === undefined) return cell;
-      return cell + " ".repeat(Math.max(0, width - cell.replace(ANSI, "").length));
+      return cell + " ".repeat(Math.max(0, width - visibleLength(cell)));
     })
     .join("  ")
     .trimEnd();
