@@ -22,28 +22,61 @@ interface CommonOptions {
 
 type VerbRunner = (ctx: Context) => Promise<CommandOutcome>;
 
+/**
+ * Verbs that change something: each writes a begin and a finish event to the
+ * logbook (unless `--dry-run`, which changes nothing). Keyed by the verb name
+ * `execute` receives; pure observers (status, logbook) are never listed.
+ */
+const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
+  "init",
+  "start",
+  "gate",
+  "update",
+  "accept",
+  "await",
+  "worktree setup",
+  "worktree teardown",
+  "worktree drop",
+  "worktree prune",
+]);
+
 async function execute(
   verb: string,
   options: CommonOptions & Record<string, unknown>,
   run: VerbRunner,
 ): Promise<never> {
   const ctx = processContext(options.debug === true);
+  const journal =
+    EFFECTFUL_VERBS.has(verb) && options.dryRun !== true
+      ? (await import("./core/journal.js")).createJournal(ctx, verb)
+      : null;
+  if (journal) ctx.journal = journal;
   let outcome: CommandOutcome;
+  let thrown: unknown;
   try {
     outcome = await run(ctx);
   } catch (error) {
+    thrown = error;
     outcome = failureOutcome(verb, error, ctx);
   }
   const { result } = outcome;
+  await journal?.finish(result, thrown);
   if (options.json) {
-    process.stdout.write(renderJson(result));
+    process.stdout.write(outcome.json ? outcome.json() : renderJson(result));
   } else {
     const human: HumanOutput = outcome.human(colorsFor(ctx.stdoutIsTTY, ctx.env));
     if (human.stdout) process.stdout.write(human.stdout);
     if (human.stderr) process.stderr.write(human.stderr);
     for (const hint of result.hints) process.stderr.write(`hint: ${hint}\n`);
   }
-  process.exit(result.exitCode ?? (result.ok ? 0 : 1));
+  process.exit(exitCodeFor(result));
+}
+
+/** 0 done, 1 refused or failed, 2 usage, or the verb's own (124 for an unmet await). */
+function exitCodeFor(result: VerbResult): number {
+  if (result.exitCode !== undefined) return result.exitCode;
+  if (result.ok) return 0;
+  return result.error?.code === "usage" ? 2 : 1;
 }
 
 function failureOutcome(verb: string, error: unknown, ctx: Context): CommandOutcome {
@@ -154,6 +187,17 @@ export function buildProgram(): Command {
     .action((opts) =>
       execute("update", opts, async (ctx) =>
         (await import("./commands/update.js")).updateCommand(ctx, opts),
+      ),
+    );
+
+  common(program.command("logbook").description("print the logbook: begin/finish events of verbs"))
+    .option("--follow", "keep printing new events until interrupted")
+    .option("--branch <branch>", "only events about this branch")
+    .option("--verb <verb>", 'only this verb (e.g. "start", "worktree drop")')
+    .option("--since <time>", "only events since an ISO time or an age like 30m, 2h, 3d")
+    .action((opts) =>
+      execute("logbook", opts, async (ctx) =>
+        (await import("./commands/logbook.js")).logbookCommand(ctx, opts),
       ),
     );
 

@@ -12,6 +12,21 @@ export interface JournalSubject {
  */
 export interface Journal {
   begin(subject: JournalSubject): void;
+  /**
+   * Tells the journal which repository the verb opened (openRepository calls
+   * it), so it writes there without discovering the repository again.
+   */
+  bind?(place: JournalPlace): void;
+}
+
+/** Where a journal writes, and whether it may. */
+export interface JournalPlace {
+  commonDir: string;
+  /** This checkout's git dir: names the subject of a verb that refused before `begin`. */
+  gitDir: string;
+  toplevel: string | null;
+  /** `[logbook] enabled`. */
+  enabled: boolean;
 }
 
 export const silentJournal: Journal = { begin: () => undefined };

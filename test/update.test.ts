@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startBerth } from "../src/core/start.js";
+import { readStatus } from "../src/core/status.js";
 import { runUpdate } from "../src/core/update.js";
 import { UserError } from "../src/errors.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
@@ -63,6 +64,16 @@ describe("berth update", () => {
       head: tip,
     });
     expect(repo.git(["rev-parse", "HEAD"], path)).toBe(tip);
+  });
+
+  it("keeps a fast-forwarded berth without commits of its own fresh, never landed", async () => {
+    const path = await setup();
+    trunkCommit("trunk.txt", "new\n");
+    await updateIn(path);
+    const { ctx } = testContext(repo.path, repo.env);
+    const status = await readStatus(ctx, {});
+    const row = status.data?.worktrees.find((w) => w.path === path);
+    expect(row).toMatchObject({ ahead: 0, behind: 0, state: "active" });
   });
 
   it("merges the trunk into a berth with its own commits", async () => {

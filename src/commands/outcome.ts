@@ -11,4 +11,6 @@ export interface HumanOutput {
 export interface CommandOutcome<D = unknown> {
   result: VerbResult<D>;
   human: (colors: Colors) => HumanOutput;
+  /** `--json` output other than the one envelope (only `berth logbook`'s JSON Lines). */
+  json?: () => string;
 }

@@ -10,6 +10,6 @@ export async function statusCommand(
   const result = await readStatus(ctx, options);
   return {
     result,
-    human: (c) => ({ stdout: result.data ? renderStatus(result.data, c) : "" }),
+    human: (c) => ({ stdout: result.data ? renderStatus(result.data, c, ctx.now()) : "" }),
   };
 }

@@ -18,5 +18,11 @@ export async function openRepository(ctx: Context): Promise<Repository> {
   const mainPath =
     location.mainPath ?? (await listWorktrees(location.cwd))[0]?.path ?? location.cwd;
   const config = await loadConfig(mainPath);
+  ctx.journal.bind?.({
+    commonDir: location.commonDir,
+    gitDir: location.gitDir,
+    toplevel: location.toplevel,
+    enabled: config.logbook.enabled,
+  });
   return { location, mainPath, config };
 }

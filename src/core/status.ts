@@ -1,6 +1,8 @@
 import type { Context } from "../context.js";
 import type { VerbResult } from "../result.js";
+import { type FleetActivity, readFleetActivity } from "./activity.js";
 import { portFor } from "./identity.js";
+import type { LastAction } from "./logbook-reader.js";
 import { type ReceiptState, type ReceiptView, readReceiptViews } from "./receipt.js";
 import { openRepository } from "./repository.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "./survey.js";
@@ -38,6 +40,8 @@ export interface StatusRow {
   receipt_checks: number | null;
   last_activity: string | null;
   running: string | null;
+  /** The newest finished verb about this worktree per the logbook. */
+  last_action: LastAction | null;
   state: WorktreeState;
 }
 
@@ -67,8 +71,14 @@ export async function readStatus(
     readStatusOf: (w) => scope === "fleet" || w.isCurrent,
   });
   const inScope = survey.worktrees.filter((w) => scope === "fleet" || w.isCurrent);
-  const receipts = await readReceiptViews(repo.location.cwd, inScope);
-  const rows = inScope.map((w) => toStatusRow(survey, w, receipts.get(w.entry.path)));
+  // Files only (logbook, reflogs, admin dirs) plus one cat-file for receipt trees; nothing written.
+  const [receipts, activity] = await Promise.all([
+    readReceiptViews(repo.location.cwd, inScope),
+    readFleetActivity(repo, inScope, ctx.now()),
+  ]);
+  const rows = inScope.map((w) =>
+    withActivity(toStatusRow(survey, w, receipts.get(w.entry.path)), activity),
+  );
   const hints: string[] = [];
   if (survey.trunk.tip === null) {
     hints.push(
@@ -76,6 +86,9 @@ export async function readStatus(
         ? "no trunk found (no origin/HEAD, main or master): set [repository].trunk in berth.toml"
         : `trunk ${survey.trunk.name} does not exist yet; ahead/behind are unknown`,
     );
+  }
+  if (activity.logbook === "unreadable") {
+    hints.push("the logbook could not be read: running and last_action are unknown");
   }
   return {
     ok: true,
@@ -113,7 +126,20 @@ export function toStatusRow(
     receipt_checks: receipt?.receipt ? receipt.receipt.checks.length : null,
     last_activity: null,
     running: null,
+    last_action: null,
     state: classifyState(w, survey),
+  };
+}
+
+/** The row's `running`, `last_action` and `last_activity`, from the activity reader. */
+export function withActivity(row: StatusRow, activity: FleetActivity): StatusRow {
+  const facts = activity.worktrees.get(row.path);
+  if (facts === undefined) return row;
+  return {
+    ...row,
+    last_activity: facts.lastActivity?.toISOString() ?? null,
+    running: facts.running,
+    last_action: facts.lastAction,
   };
 }
 

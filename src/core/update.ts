@@ -7,6 +7,7 @@ import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../git/
 import type { RefEntry } from "../git/parse.js";
 import { listRefs } from "../git/refs.js";
 import { readWorktreeStatus } from "../git/status.js";
+import { writeReadyMarker } from "../io/ready-marker.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../result.js";
 import { commandEnv } from "./berth-env.js";
 import {
@@ -132,7 +133,13 @@ export async function runUpdate(
     steps.push({ step: "merge", target: branch, outcome: "done" });
   }
 
-  const marker = await readCheckoutMarker(repo, location);
+  let marker = await readCheckoutMarker(repo, location);
+  if (marker !== null && fastForward && marker.from_tip === headBefore) {
+    // A berth with no commits of its own, moved up to the trunk: it is fresh
+    // again at the new base, not landed (docs/decisions/0003).
+    marker = { ...marker, from_tip: data.head };
+    await writeReadyMarker(location.adminDir, marker);
+  }
   data.ensure = await runSetupEnsure(ctx, repo, { path, branch, marker }, trunk.name);
   for (const run of data.ensure) {
     steps.push({

@@ -2,7 +2,7 @@ import type { StatusData, StatusRow } from "../core/status.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
 
-export function renderStatus(data: StatusData, c: Colors): string {
+export function renderStatus(data: StatusData, c: Colors, now: Date = new Date()): string {
   if (data.worktrees.length === 0) return "No worktrees.\n";
   const rows = data.worktrees.map((row) => [
     row.is_current ? c.bold("*") : " ",
@@ -12,7 +12,7 @@ export function renderStatus(data: StatusData, c: Colors): string {
     cleanLabel(row, c),
     aheadBehind(row),
     receiptLabel(row, c),
-    row.running ? c.yellow(`running ${row.running}`) : (row.last_activity ?? c.dim("-")),
+    activityLabel(row, c, now),
     row.port === null ? c.dim("-") : String(row.port),
   ]);
   const header = ["", "id", "branch", "state", "tree", "+/-", "receipt", "activity", "port"].map(
@@ -54,4 +54,24 @@ function aheadBehind(row: StatusRow): string {
   if (row.is_main) return "";
   if (row.ahead === null || row.behind === null) return "?";
   return `+${row.ahead}/-${row.behind}`;
+}
+
+/** "running gate", or how long ago the worktree was last worked on and the last verb. */
+function activityLabel(row: StatusRow, c: Colors, now: Date): string {
+  if (row.running) return c.yellow(`running ${row.running}`);
+  if (row.last_activity === null) return c.dim("-");
+  const age = ageLabel(now.getTime() - Date.parse(row.last_activity));
+  const action = row.last_action;
+  if (action === null) return age;
+  const done = action.outcome === "ok" ? action.verb : `${action.verb} ${action.outcome}`;
+  return `${age} ${c.dim(`(${done})`)}`;
+}
+
+export function ageLabel(ms: number): string {
+  const minutes = Math.floor(Math.max(0, ms) / 60_000);
+  if (minutes < 1) return "just now";
+  if (minutes < 60) return `${minutes}m ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours}h ago`;
+  return `${Math.floor(hours / 24)}d ago`;
 }

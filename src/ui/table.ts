@@ -23,6 +23,7 @@ export function renderTable(
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 
-function visibleLength(text: string): number {
+/** Length as shown on a terminal: color codes take no room. */
+export function visibleLength(text: string): number {
   return text.replace(ANSI, "").length;
 }

@@ -1,0 +1,260 @@
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { open, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { sharedStateDir } from "./paths.js";
+
+/**
+ * The logbook files (spec section 2): `<common>/berth/logbook/YYYY-MM.jsonl`,
+ * one JSON event per line. Writers append each line with a single `write()`
+ * on an `O_APPEND` descriptor and take no lock, so concurrent verbs never
+ * interleave within a line; a crash can still leave a torn last line, which
+ * readers skip and count. Events carry metadata only, never file contents or
+ * command output.
+ */
+
+export const LOGBOOK_SCHEMA = 1 as const;
+/** How many month files survive rotation. */
+export const LOGBOOK_MONTHS_KEPT = 12;
+
+export type LogbookOutcome = "ok" | "refused" | "failed" | "partial";
+export const LOGBOOK_OUTCOMES: readonly LogbookOutcome[] = ["ok", "refused", "failed", "partial"];
+
+interface EventBase {
+  schema: typeof LOGBOOK_SCHEMA;
+  /** ISO 8601 UTC. */
+  at: string;
+  /** Random id shared by the begin and the finish of one invocation. */
+  invocation: string;
+  /** The verb as typed, e.g. "start" or "worktree drop". */
+  verb: string;
+  branch: string | null;
+  /** The worktree the verb acts on. */
+  path: string | null;
+  pid: number;
+  host: string;
+}
+
+export interface BeginEvent extends EventBase {
+  event: "begin";
+}
+
+export interface FinishEvent extends EventBase {
+  event: "finish";
+  outcome: LogbookOutcome;
+  error_code: string | null;
+  duration_ms: number;
+}
+
+export type LogbookEvent = BeginEvent | FinishEvent;
+
+const MONTH_FILE = /^(\d{4})-(\d{2})\.jsonl$/;
+
+export function logbookDir(commonDir: string): string {
+  return join(sharedStateDir(commonDir), "logbook");
+}
+
+/** `YYYY-MM.jsonl` for the UTC month of `date`. */
+export function monthFileName(date: Date): string {
+  return `${date.toISOString().slice(0, 7)}.jsonl`;
+}
+
+/** The event as one line, fields in a fixed order. */
+export function formatEventLine(event: LogbookEvent): string {
+  return `${JSON.stringify(event)}\n`;
+}
+
+/**
+ * Appends one event to its month file. Throws on any I/O error: the caller
+ * (the journal) decides that a failed write never changes a verb's result.
+ */
+export function appendLogbookEvent(dir: string, event: LogbookEvent): void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, monthFileName(new Date(event.at)));
+  const isNewMonth = !existsSync(file);
+  const fd = openSync(file, "a");
+  try {
+    // One write() per line: with O_APPEND the kernel places it whole at the end.
+    writeSync(fd, formatEventLine(event));
+  } finally {
+    closeSync(fd);
+  }
+  if (isNewMonth) pruneOldMonths(dir);
+}
+
+/** Deletes all but the newest month files; runs only when a month file is born. */
+export function pruneOldMonths(dir: string, keep = LOGBOOK_MONTHS_KEPT): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const doomed = names
+    .filter((name) => MONTH_FILE.test(name))
+    .sort()
+    .slice(0, -keep);
+  for (const name of doomed) rmSync(join(dir, name), { force: true });
+  return doomed;
+}
+
+/** The month files in `dir`, oldest first; none when the folder does not exist. */
+export async function listMonthFiles(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((name) => MONTH_FILE.test(name)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+}
+
+export interface LogbookRead {
+  events: LogbookEvent[];
+  /** Lines skipped: torn, not JSON, an unknown schema or an unexpected shape. */
+  skipped: number;
+}
+
+export interface ReadLogbookOptions {
+  /** Read only the newest N month files. */
+  newestFiles?: number;
+  /** Skip month files before this UTC month ("YYYY-MM"). */
+  fromMonth?: string | undefined;
+}
+
+/**
+ * Every readable event, oldest file first, in file order. A missing folder is
+ * an empty logbook; any other I/O error is thrown (the caller treats the
+ * logbook as unreadable).
+ */
+export async function readLogbook(
+  dir: string,
+  options: ReadLogbookOptions = {},
+): Promise<LogbookRead> {
+  let names = await listMonthFiles(dir);
+  if (options.fromMonth !== undefined) {
+    const from = options.fromMonth;
+    names = names.filter((name) => name.slice(0, 7) >= from);
+  }
+  if (options.newestFiles !== undefined) names = names.slice(-options.newestFiles);
+  const result: LogbookRead = { events: [], skipped: 0 };
+  for (const name of names) {
+    const text = await readTextFrom(join(dir, name), 0);
+    if (text === null) continue;
+    const parsed = parseLogbookText(text.text);
+    for (const event of parsed.events) result.events.push(event);
+    result.skipped += parsed.skipped;
+  }
+  return result;
+}
+
+/** The file's bytes from `offset` to its current end, or null when it is gone. */
+export async function readTextFrom(
+  file: string,
+  offset: number,
+): Promise<{ text: string; end: number } | null> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(file, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size <= offset) return { text: "", end: offset };
+    const buffer = Buffer.alloc(size - offset);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
+    return { text: buffer.subarray(0, bytesRead).toString("utf8"), end: offset + bytesRead };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Parses logbook text. Each line must be a schema-1 event; anything else is
+ * skipped and counted. A crashed writer's torn line has no newline, so the next
+ * append lands on the same line: the event after the tear is recovered.
+ */
+export function parseLogbookText(text: string): LogbookRead {
+  const result: LogbookRead = { events: [], skipped: 0 };
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    const event = parseEventLine(line);
+    if (event !== null) {
+      result.events.push(event);
+      continue;
+    }
+    result.skipped++;
+    const tail = line.lastIndexOf('{"schema":');
+    if (tail > 0) {
+      const recovered = parseEventLine(line.slice(tail));
+      if (recovered !== null) result.events.push(recovered);
+    }
+  }
+  return result;
+}
+
+/** One line as an event, or null when it is not a well-formed schema-1 event. */
+export function parseEventLine(line: string): LogbookEvent | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  return toEvent(raw);
+}
+
+function toEvent(raw: unknown): LogbookEvent | null {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return null;
+  const r = raw as Record<string, unknown>;
+  if (r.schema !== LOGBOOK_SCHEMA) return null;
+  if (typeof r.at !== "string" || Number.isNaN(Date.parse(r.at))) return null;
+  if (typeof r.invocation !== "string" || r.invocation === "") return null;
+  if (typeof r.verb !== "string" || typeof r.host !== "string") return null;
+  if (!isNullableString(r.branch) || !isNullableString(r.path)) return null;
+  if (typeof r.pid !== "number" || !Number.isInteger(r.pid)) return null;
+  // Plain literals, not spreads: this runs once per line of a possibly large log.
+  if (r.event === "begin") {
+    return {
+      schema: LOGBOOK_SCHEMA,
+      event: "begin",
+      at: r.at,
+      invocation: r.invocation,
+      verb: r.verb,
+      branch: r.branch,
+      path: r.path,
+      pid: r.pid,
+      host: r.host,
+    };
+  }
+  if (r.event !== "finish") return null;
+  if (!LOGBOOK_OUTCOMES.includes(r.outcome as LogbookOutcome)) return null;
+  if (!isNullableString(r.error_code)) return null;
+  if (typeof r.duration_ms !== "number" || !(r.duration_ms >= 0)) return null;
+  return {
+    schema: LOGBOOK_SCHEMA,
+    event: "finish",
+    at: r.at,
+    invocation: r.invocation,
+    verb: r.verb,
+    branch: r.branch,
+    path: r.path,
+    pid: r.pid,
+    host: r.host,
+    outcome: r.outcome as LogbookOutcome,
+    error_code: r.error_code,
+    duration_ms: r.duration_ms,
+  };
+}
+
+function isNullableString(value: unknown): value is string | null {
+  return value === null || typeof value === "string";
+}
