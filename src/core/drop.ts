@@ -289,7 +289,8 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
           data,
         });
       }
-      throw teardownError(`worktree drop ${data.id}`, target, teardown, data);
+      const again = `worktree drop ${data.id}${data.forced ? " --force" : ""} --yes`;
+      throw teardownError(again, target, teardown, data);
     }
     if (data.delete_branch !== null && data.head !== null) {
       try {

@@ -228,9 +228,12 @@ function destroyFailure(failure: CommandFailure, reason: string): TeardownFailur
   };
 }
 
-/** How a verb reports a failed teardown: `teardown_failed`, naming the resource and its output. */
+/**
+ * How a verb reports a failed teardown: `teardown_failed`, naming the
+ * resource and its output. `rerun` is the berth command that retries it.
+ */
 export function teardownError(
-  verb: string,
+  rerun: string,
   target: TeardownTarget,
   result: TeardownResult,
   data: unknown,
@@ -248,8 +251,8 @@ export function teardownError(
   return new UserError("teardown_failed", message, {
     next:
       failure?.stage === "destroy"
-        ? `fix the destroy command of resource ${failure.resource} in berth.toml, then rerun berth ${verb}`
-        : `berth status, then rerun berth ${verb}`,
+        ? `fix the destroy command of resource ${failure.resource} in berth.toml, then rerun berth ${rerun}`
+        : `berth status, then rerun berth ${rerun}`,
     data,
     nothingChanged: !somethingChanged,
   });

@@ -9,25 +9,26 @@ import type { Colors } from "./style.js";
 /** What a drop destroys and what it keeps: the confirmation text and the dry-run view. */
 export function dropPlanText(data: DropData, c: Colors): string {
   const lines = [`Drop ${c.bold(data.id)} (${data.path}):`];
-  const row = (verb: string, what: string) => lines.push(`  ${verb.padEnd(9)} ${what}`);
+  // Pad before coloring: escape codes would count as width.
+  const row = (verb: string, what: string) => {
+    const color = verb === "keeps" ? c.green : c.red;
+    lines.push(`  ${color(verb.padEnd(9))} ${what}`);
+  };
   if (data.resources.length > 0) {
-    row(c.red("destroys"), `resources ${data.resources.join(", ")} (their destroy commands run)`);
+    row("destroys", `resources ${data.resources.join(", ")} (their destroy commands run)`);
   }
   row(
-    c.red("destroys"),
+    "destroys",
     `the checkout and its per-berth state, with ${data.ignored.files} ignored file(s) (${formatBytes(data.ignored.bytes)}) in it`,
   );
-  for (const reason of data.reasons) row(c.red("discards"), describeReason(reason));
+  for (const reason of data.reasons) row("discards", describeReason(reason));
   if (data.delete_branch !== null && data.head !== null) {
-    row(c.red("deletes"), `branch ${data.delete_branch} at ${data.head.slice(0, 8)}`);
+    row("deletes", `branch ${data.delete_branch} at ${data.head.slice(0, 8)}`);
   } else if (data.branch !== null) {
-    row(c.green("keeps"), `branch ${data.branch}`);
+    row("keeps", `branch ${data.branch}`);
   }
   if (data.forced && data.head !== null) {
-    row(
-      c.green("keeps"),
-      `recovery ref refs/berth/recovery/<utc>-${data.id} at ${data.head.slice(0, 8)}`,
-    );
+    row("keeps", `recovery ref refs/berth/recovery/<utc>-${data.id} at ${data.head.slice(0, 8)}`);
   }
   return `${lines.join("\n")}\n`;
 }
