@@ -1,6 +1,7 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { applyDrop, planDrop } from "../src/core/drop.js";
 import {
   pruneRecoveryRefs,
   RECOVERY_PREFIX,
@@ -13,7 +14,13 @@ import { surveyFleet } from "../src/core/survey.js";
 import { resolveTarget } from "../src/core/targets.js";
 import { applyTeardown, teardownTargetOf } from "../src/core/teardown.js";
 import { UserError } from "../src/errors.js";
-import { berthBranches, ledgerFiles, markerLines, worktreePaths } from "./helpers/fleet.js";
+import {
+  berthBranches,
+  fleetSnapshot,
+  ledgerFiles,
+  markerLines,
+  worktreePaths,
+} from "./helpers/fleet.js";
 import { makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 
 /** The shared teardown and the pieces around it, in process. */
@@ -212,5 +219,25 @@ describe("recovery refs", () => {
       .git(["for-each-ref", "--format=%(refname)", "refs/berth/recovery"])
       .split("\n");
     expect(left).toEqual(refs.slice(3));
+  });
+});
+
+describe("a forced drop that cannot write its recovery ref", () => {
+  it("stops before destroying anything", async () => {
+    const { repo, ctx, marker, data } = await setUp();
+    repo.write("work.txt", "unlanded\n", data.path);
+    repo.commit("unlanded work", data.path);
+    // A file where the recovery refs' folder should be: git cannot create the ref.
+    mkdirSync(join(repo.path, ".git", "refs", "berth"), { recursive: true });
+    writeFileSync(join(repo.path, ".git", "refs", "berth", "recovery"), "not a folder\n");
+    const before = fleetSnapshot(repo);
+    const plan = await planDrop(ctx, { target: data.id, force: true });
+    expect(plan.data.forced).toBe(true);
+    const error = (await applyDrop(ctx, plan).catch((e: unknown) => e)) as UserError;
+    expect(error).toBeInstanceOf(UserError);
+    expect(error.message).toContain("Could not write a recovery ref");
+    expect(fleetSnapshot(repo)).toBe(before);
+    expect(markerLines(marker)).toHaveLength(2);
+    expect(existsSync(data.path)).toBe(true);
   });
 });
