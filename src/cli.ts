@@ -201,6 +201,48 @@ export function buildProgram(): Command {
       ),
     );
 
+  const worktree = program
+    .command("worktree")
+    .description("the lifecycle of berths: setup, teardown, drop");
+
+  common(
+    worktree
+      .command("setup")
+      .description("re-run convergent setup in this berth (resource ensure, setup ensure)"),
+  )
+    .option("--dry-run", "show the plan and change nothing")
+    .action((opts) =>
+      execute("worktree setup", opts, async (ctx) =>
+        (await import("./commands/worktree-setup.js")).worktreeSetupCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    worktree.command("teardown").description("destroy this berth's resources, keep its checkout"),
+  )
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((opts) =>
+      execute("worktree teardown", opts, async (ctx) =>
+        (await import("./commands/worktree-teardown.js")).worktreeTeardownCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    worktree
+      .command("drop")
+      .description("discard a berth: teardown, remove its checkout, delete its branch")
+      .argument("<berth>", "a berth id, path or branch"),
+  )
+    .option("--force", "also discard uncommitted changes and commits not on the trunk")
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((target, opts) =>
+      execute("worktree drop", opts, async (ctx) =>
+        (await import("./commands/worktree-drop.js")).worktreeDropCommand(ctx, target, opts),
+      ),
+    );
+
   return program;
 }
 

@@ -7,8 +7,8 @@ import {
   type FleetContainment,
 } from "../src/core/containment.js";
 import type { FleetSurvey } from "../src/core/survey.js";
-import { type StartedBerth, startWithCommit, surveyFrom } from "./helpers/fleet.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
+import { type StartedBerth, startWithCommit, surveyFrom } from "./helpers/train.js";
 
 let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());

@@ -13,9 +13,10 @@ afterEach(() => repo?.cleanup());
 /** A repository with one berth; `ensure` commands go in an uncommitted berth.toml. */
 async function setup(ensure: string[] = []) {
   repo = makeRepo();
-  repo.write("berth.toml", `[worktree.setup]\nensure = ${JSON.stringify(ensure)}\n`);
   const { ctx } = testContext(repo.path, repo.env);
   const started = await startBerth(ctx, { name: "work" });
+  // Declared after the start, so only `update` runs them.
+  repo.write("berth.toml", `[worktree.setup]\nensure = ${JSON.stringify(ensure)}\n`);
   return started.data?.path as string;
 }
 

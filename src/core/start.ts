@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { Context } from "../context.js";
 import { UserError } from "../errors.js";
 import { deleteRef, listRefs } from "../git/refs.js";
@@ -6,13 +6,24 @@ import { hasCommits } from "../git/repo.js";
 import { addWorktree, removeWorktree } from "../git/worktrees.js";
 import { readAdminKeys, readGitFile } from "../io/admin-dirs.js";
 import { pathExistsOrBroken } from "../io/fs.js";
+import { withFleetLock } from "../io/lock.js";
 import { adminDirFor, worktreeRootFor } from "../io/paths.js";
 import { readReadyMarker, writeReadyMarker } from "../io/ready-marker.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../result.js";
 import { VERSION } from "../version.js";
+import type { BerthFacts } from "./berth-env.js";
+import { writeEnvFiles } from "./env-files.js";
 import { cryptoHex, type MintedId, mintId, portFor, type RandomHex } from "./identity.js";
 import { type ResolvedBase, resolveBase } from "./refs-resolve.js";
 import { openRepository, type Repository } from "./repository.js";
+import {
+  createResources,
+  describeFailure,
+  ensureResources,
+  type ResourceOwner,
+} from "./resources.js";
+import { describeSetupFailure, runSetupEnsure, runSetupSteps } from "./setup.js";
+import { applyTeardown } from "./teardown.js";
 import { detectTrunk } from "./trunk.js";
 
 export interface StartOptions {
@@ -66,42 +77,288 @@ export async function startBerth(
     from_tip: base.commit,
     ...(minted.nameNote === null ? {} : { name_note: minted.nameNote }),
   };
-  const plan: PlanStep[] = [
-    {
-      step: "create worktree",
-      target: path,
-      detail: `branch ${branch} at ${base.commit.slice(0, 12)} (${base.name})`,
-    },
-    { step: "write ready marker", target: branch },
-  ];
+  const trunkName = detectTrunk(repo.config, refs).name;
+  const facts: BerthFacts = {
+    id: minted.id,
+    branch,
+    path,
+    port,
+    trunk: trunkName,
+    repo: repo.mainPath,
+  };
+  const plan = planSteps(repo, facts, base);
   const hints = minted.nameNote === null ? [] : [minted.nameNote];
   if (options.dryRun) return { ok: true, verb: "start", data, plan: { steps: plan }, hints };
 
   ctx.journal.begin({ branch, path });
-  const steps: StepOutcome[] = [];
+  const run: StartRun = { repo, ctx, facts, base, steps: [], owner: null };
+  const commonDir = repo.location.commonDir;
+
+  // Under the fleet lock: what the fleet sees (checkout, branch, marker, ledger, resources).
+  await withFleetLock(commonDir, "start", async () => {
+    await createCheckout(run, options.from ?? null);
+    try {
+      await createStartResources(run, hints);
+    } catch (error) {
+      if (error instanceof UserError) throw error;
+      throw await undoStartRun(run, "create resources", (error as Error).message);
+    }
+  });
+
+  // Outside the lock: commands that change only this berth's checkout. A long
+  // `npm ci` must not keep every other berth verb waiting (docs/decisions/0031).
+  const failed = await runStartSetup(run, hints).catch(
+    (error: Error): StepFailure => ({ step: "setup", detail: error.message }),
+  );
+  if (failed !== null) {
+    let error: UserError;
+    try {
+      error = await withFleetLock(commonDir, "start", () =>
+        undoStartRun(run, failed.step, failed.detail),
+      );
+    } catch (undoError) {
+      error = new UserError(
+        "teardown_failed",
+        `Could not start ${facts.id}: ${failed.step} failed:\n${failed.detail}\n` +
+          `It could not be undone: ${(undoError as Error).message}\nThe berth is kept at ${facts.path}.`,
+        { next: `berth worktree drop ${facts.id} --force`, nothingChanged: false },
+      );
+    }
+    throw error;
+  }
+  return { ok: true, verb: "start", data, plan: { steps: plan }, steps: run.steps, hints };
+}
+
+interface StepFailure {
+  step: string;
+  detail: string;
+}
+
+/** Resources in file order, each recorded before its create runs; a required failure undoes the run. */
+async function createStartResources(run: StartRun, hints: string[]): Promise<void> {
+  const { repo, ctx, steps } = run;
+  const owner = ownerOfRun(run);
+  const created = await createResources(repo, ctx, owner, repo.config.worktree.resources);
+  for (const name of created.created) {
+    steps.push({ step: "create resource", target: name, outcome: "done" });
+  }
+  hints.push(...created.warnings);
+  if (created.failure) {
+    const detail = describeFailure(created.failure);
+    steps.push({
+      step: "create resource",
+      target: created.failure.resource,
+      outcome: "failed",
+      reason: detail,
+    });
+    throw await undoStartRun(run, `create resource ${created.failure.resource}`, detail);
+  }
+}
+
+/** Env files, setup steps, then convergent setup (resource ensure, setup ensure); the first failure. */
+async function runStartSetup(run: StartRun, hints: string[]): Promise<StepFailure | null> {
+  const { repo, ctx, facts, steps } = run;
+  const env = await writeEnvFiles(repo, facts);
+  for (const file of env.written)
+    steps.push({ step: "write env file", target: file, outcome: "done" });
+  for (const { file, reason } of env.skipped) {
+    steps.push({ step: "write env file", target: file, outcome: "skipped", reason });
+    hints.push(`env file ${file} left alone: ${reason}`);
+  }
+  if (env.missing.length > 0) {
+    hints.push(`inherit_env: no env file of the main checkout defines ${env.missing.join(", ")}`);
+  }
+
+  const setupSteps = await runSetupSteps(repo, ctx, facts);
+  for (const command of setupSteps.ran) {
+    steps.push({ step: "run setup step", target: command, outcome: "done" });
+  }
+  if (setupSteps.failure) {
+    const detail = describeSetupFailure(setupSteps.failure);
+    steps.push({
+      step: "run setup step",
+      target: setupSteps.failure.command,
+      outcome: "failed",
+      reason: detail,
+    });
+    return { step: setupSteps.failure.step, detail };
+  }
+
+  const ensured = await ensureResources(repo, ctx, ownerOfRun(run), { createMissing: false });
+  for (const name of ensured.ensured) {
+    steps.push({ step: "ensure resource", target: name, outcome: "done" });
+  }
+  hints.push(...ensured.warnings);
+  if (ensured.failure) {
+    const detail = describeFailure(ensured.failure);
+    steps.push({
+      step: "ensure resource",
+      target: ensured.failure.resource,
+      outcome: "failed",
+      reason: detail,
+    });
+    return { step: `ensure resource ${ensured.failure.resource}`, detail };
+  }
+
+  const setupEnsure = await runSetupEnsure(repo, ctx, facts);
+  for (const command of setupEnsure.ran) {
+    steps.push({ step: "run setup ensure", target: command, outcome: "done" });
+  }
+  if (setupEnsure.failure) {
+    const detail = describeSetupFailure(setupEnsure.failure);
+    steps.push({
+      step: "run setup ensure",
+      target: setupEnsure.failure.command,
+      outcome: "failed",
+      reason: detail,
+    });
+    return { step: setupEnsure.failure.step, detail };
+  }
+  return null;
+}
+
+function ownerOfRun(run: StartRun): ResourceOwner {
+  if (run.owner === null) throw new Error("start has no checkout to set up");
+  return run.owner;
+}
+
+function planSteps(repo: Repository, facts: BerthFacts, base: ResolvedBase): PlanStep[] {
+  const { resources, setup, env_files } = repo.config.worktree;
+  const plan: PlanStep[] = [
+    {
+      step: "create worktree",
+      target: facts.path,
+      detail: `branch ${facts.branch} at ${base.commit.slice(0, 12)} (${base.name})`,
+    },
+    { step: "write ready marker", target: facts.branch },
+  ];
+  for (const resource of resources) {
+    plan.push({
+      step: "create resource",
+      target: resource.name,
+      detail: resource.required ? "required" : "optional: a failure only warns",
+    });
+  }
+  if (env_files.length > 0) {
+    plan.push({
+      step: "write env files",
+      target: env_files.join(", "),
+      detail: "those git ignores",
+    });
+  }
+  for (const command of setup.steps) plan.push({ step: "run setup step", target: command });
+  for (const resource of resources) {
+    if (resource.ensure.trim() !== "")
+      plan.push({ step: "ensure resource", target: resource.name });
+  }
+  for (const command of setup.ensure) plan.push({ step: "run setup ensure", target: command });
+  return plan;
+}
+
+/** What one `start` has made so far, so a failure undoes exactly that. */
+interface StartRun {
+  repo: Repository;
+  ctx: Context;
+  facts: BerthFacts;
+  base: ResolvedBase;
+  steps: StepOutcome[];
+  /** Set once the checkout and its marker exist: undo then goes through the teardown. */
+  owner: ResourceOwner | null;
+}
+
+async function createCheckout(run: StartRun, from: string | null): Promise<void> {
+  const { repo, ctx, facts, base, steps } = run;
+  const cwd = repo.location.cwd;
   try {
-    await addWorktree(cwd, path, branch, base.commit);
-    steps.push({ step: "create worktree", target: path, outcome: "done" });
-    const adminDir = await readGitFile(path);
-    if (adminDir === null) throw new Error(`git created ${path} without a .git file`);
+    await addWorktree(cwd, facts.path, facts.branch, base.commit);
+    steps.push({ step: "create worktree", target: facts.path, outcome: "done" });
+    const gitFile = await readGitFile(facts.path);
+    if (gitFile === null) throw new Error(`git created ${facts.path} without a .git file`);
+    const adminDir = resolve(facts.path, gitFile);
     await writeReadyMarker(adminDir, {
-      id: minted.id,
-      branch,
+      id: facts.id,
+      branch: facts.branch,
       created_at: ctx.now().toISOString(),
       berth_version: VERSION,
-      from: options.from ?? null,
+      from,
       from_tip: base.commit,
     });
-    steps.push({ step: "write ready marker", target: branch, outcome: "done" });
+    steps.push({ step: "write ready marker", target: facts.branch, outcome: "done" });
+    run.owner = { ...facts, adminKey: basename(adminDir) };
   } catch (error) {
-    const undone = await undoStart(cwd, path, branch, base.commit);
+    const undone = await undoStart(cwd, facts.path, facts.branch, base.commit);
     throw new UserError(
       "precondition_failed",
       `Could not start the berth: ${(error as Error).message}. ${undone}`,
       { data: { steps } },
     );
   }
-  return { ok: true, verb: "start", data, plan: { steps: plan }, steps, hints };
+}
+
+/**
+ * Undoes what this run created, newest first, through the shared teardown
+ * (resources, then the checkout), then deletes the branch by compare-and-swap
+ * on the commit it was created at. Returns the error the verb reports: it
+ * names the step that failed and what was undone. Called holding the lock.
+ */
+async function undoStartRun(run: StartRun, failedStep: string, detail: string): Promise<UserError> {
+  const { repo, ctx, facts, base, steps } = run;
+  const owner = run.owner;
+  const data = {
+    id: facts.id,
+    path: facts.path,
+    branch: facts.branch,
+    failed_step: failedStep,
+    steps,
+  };
+  if (owner === null) {
+    return new UserError(
+      "precondition_failed",
+      `Could not start the berth: ${failedStep} failed.`,
+      { data },
+    );
+  }
+  const teardown = await applyTeardown(
+    repo,
+    ctx,
+    { path: owner.path, adminKey: owner.adminKey, id: owner.id },
+    { force: true, requireClean: false },
+  );
+  steps.push(...teardown.steps.map((s) => ({ ...s, step: `undo: ${s.step}` })));
+  if (!teardown.ok) {
+    return new UserError(
+      "teardown_failed",
+      `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
+        `Undoing it failed too: ${teardown.failure?.reason ?? "unknown"}\n` +
+        `The berth is kept at ${facts.path} and still owns its remaining resources.`,
+      {
+        next: `fix the failing command in berth.toml, then berth worktree drop ${facts.id} --force`,
+        data,
+        nothingChanged: false,
+      },
+    );
+  }
+  let branchNote = "";
+  try {
+    await deleteRef(repo.location.cwd, `refs/heads/${facts.branch}`, base.commit);
+    steps.push({ step: "undo: delete branch", target: facts.branch, outcome: "done" });
+  } catch (error) {
+    branchNote = ` Branch ${facts.branch} moved during setup and was kept.`;
+    steps.push({
+      step: "undo: delete branch",
+      target: facts.branch,
+      outcome: "failed",
+      reason: (error as Error).message,
+    });
+  }
+  const destroyed =
+    teardown.destroyed.length > 0 ? ` (resources destroyed: ${teardown.destroyed.join(", ")})` : "";
+  return new UserError(
+    "precondition_failed",
+    `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
+      `Everything this run created was undone${destroyed}: the checkout and branch are gone.${branchNote}`,
+    { next: "fix the failing command in berth.toml, then berth start again", data },
+  );
 }
 
 async function chooseBase(

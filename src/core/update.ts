@@ -9,7 +9,6 @@ import { listRefs } from "../git/refs.js";
 import { readWorktreeStatus } from "../git/status.js";
 import { writeReadyMarker } from "../io/ready-marker.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../result.js";
-import { commandEnv } from "./berth-env.js";
 import {
   type CheckoutFacts,
   checkoutVariables,
@@ -20,7 +19,8 @@ import {
 } from "./checkout.js";
 import { type ResolvedBase, resolveBase } from "./refs-resolve.js";
 import { openRepository, type Repository } from "./repository.js";
-import { lastLines, runShell } from "./shell.js";
+import { runCommandsInOrder } from "./setup.js";
+import { lastLines } from "./shell.js";
 import { detectTrunk, type Trunk } from "./trunk.js";
 
 /**
@@ -61,8 +61,6 @@ export interface UpdateData {
   files: string[];
   ensure: EnsureRun[];
 }
-
-const TAIL_LINES = 20;
 
 export async function runUpdate(
   ctx: Context,
@@ -257,30 +255,19 @@ function mergeMessage(source: ResolvedBase, branch: string): string {
   return `Merge commit '${source.commit}' into ${branch}`;
 }
 
-/**
- * `[worktree.setup].ensure`, one command at a time in the checkout, stopping
- * at the first failure.
- * TODO(merge): use core/setup.ts (issue 3's runner) instead of this local copy.
- */
+/** `[worktree.setup].ensure` in this checkout, through the shared setup runner. */
 async function runSetupEnsure(
   ctx: Context,
   repo: Repository,
   checkout: CheckoutFacts,
   trunk: string | null,
 ): Promise<EnsureRun[]> {
-  const env = commandEnv(ctx.env, checkoutVariables(repo, checkout, trunk));
-  const runs: EnsureRun[] = [];
-  for (const command of repo.config.worktree.setup.ensure) {
-    const result = await runShell(command, { cwd: checkout.path, env });
-    const ok = result.exitCode === 0;
-    runs.push({
-      command,
-      ok,
-      exit_code: result.exitCode,
-      duration_ms: result.durationMs,
-      tail: ok ? null : lastLines(result.output, TAIL_LINES),
-    });
-    if (!ok) break;
-  }
-  return runs;
+  const { runs } = await runCommandsInOrder(
+    ctx,
+    checkout.path,
+    checkoutVariables(repo, checkout, trunk),
+    repo.config.worktree.setup.ensure,
+    "setup ensure",
+  );
+  return runs.map((run) => ({ ...run, ok: run.exit_code === 0 }));
 }

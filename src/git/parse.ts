@@ -137,6 +137,23 @@ export function parseStatusPorcelainV2(output: string): StatusSummary {
   return summary;
 }
 
+export interface CommitSubject {
+  oid: string;
+  subject: string;
+}
+
+/** `git log --format=%H%x00%s`: one commit per line, its id and subject. */
+export function parseCommitSubjects(output: string): CommitSubject[] {
+  const commits: CommitSubject[] = [];
+  for (const line of output.split("\n")) {
+    if (line === "") continue;
+    const nul = line.indexOf("\0");
+    if (nul === -1) continue;
+    commits.push({ oid: line.slice(0, nul), subject: line.slice(nul + 1) });
+  }
+  return commits;
+}
+
 /** `git rev-list --parents`: one commit per line, followed by its parents. */
 export function parseRevListParents(output: string): Map<string, string[]> {
   const graph = new Map<string, string[]>();

@@ -1,34 +1,61 @@
-import { openRepository } from "../../src/core/repository.js";
-import { startBerth } from "../../src/core/start.js";
-import { type FleetSurvey, surveyFleet } from "../../src/core/survey.js";
-import { type TestRepo, testContext } from "./repo.js";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type RunResult, runBerth, type TestRepo } from "./repo.js";
 
-export interface StartedBerth {
-  id: string;
-  branch: string;
-  path: string;
+/** Shared checks for lifecycle tests: what git and the ledger hold right now. */
+
+export function commonDirOf(repo: TestRepo): string {
+  return join(repo.path, ".git");
 }
 
-/** Starts a berth in-process (optionally stacked on another) and gives it one commit. */
-export async function startWithCommit(
+/** Every ledger file, as `<admin-key>/<resource>.json`. */
+export function ledgerFiles(repo: TestRepo): string[] {
+  const root = join(commonDirOf(repo), "berth", "ledger");
+  if (!existsSync(root)) return [];
+  return readdirSync(root).flatMap((key) =>
+    readdirSync(join(root, key))
+      .filter((name) => name.endsWith(".json"))
+      .map((name) => `${key}/${name}`),
+  );
+}
+
+export function worktreePaths(repo: TestRepo): string[] {
+  return repo
+    .git(["worktree", "list", "--porcelain"])
+    .split("\n")
+    .filter((line) => line.startsWith("worktree "))
+    .map((line) => line.slice("worktree ".length));
+}
+
+export function berthBranches(repo: TestRepo): string[] {
+  const out = repo.git(["for-each-ref", "--format=%(refname:short)", "refs/heads/berth"]);
+  return out === "" ? [] : out.split("\n");
+}
+
+export function markerLines(file: string): string[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").split("\n").filter(Boolean);
+}
+
+/** A snapshot of everything a refused verb must leave alone. */
+export function fleetSnapshot(repo: TestRepo): string {
+  return JSON.stringify({
+    worktrees: repo.git(["worktree", "list", "--porcelain"]),
+    refs: repo.git(["for-each-ref", "--format=%(refname) %(objectname)"]),
+    ledger: ledgerFiles(repo)
+      .sort()
+      .map((f) => readFileSync(join(commonDirOf(repo), "berth", "ledger", f), "utf8")),
+  });
+}
+
+/** `berth start <name> --json` from the main checkout; fails the test unless it worked. */
+export async function startBerth(
   repo: TestRepo,
   name: string,
-  from?: StartedBerth,
-  commits = 1,
-): Promise<StartedBerth> {
-  const { ctx } = testContext(repo.path, repo.env);
-  const result = await startBerth(ctx, { name, from: from?.branch });
-  const data = result.data;
-  if (!data) throw new Error(`start ${name} failed`);
-  for (let i = 0; i < commits; i++) {
-    repo.write(`${name}-${i}.txt`, `${name} ${i}\n`, data.path);
-    repo.commit(`${name} ${i}`, data.path);
-  }
-  return { id: data.id, branch: data.branch, path: data.path };
-}
-
-/** A survey as seen from `cwd` (default: the main checkout). */
-export async function surveyFrom(repo: TestRepo, cwd = repo.path): Promise<FleetSurvey> {
-  const { ctx } = testContext(cwd, repo.env);
-  return surveyFleet(await openRepository(ctx));
+  env: NodeJS.ProcessEnv = repo.env,
+): Promise<{ id: string; path: string; branch: string; port: number; run: RunResult }> {
+  const run = await runBerth(["start", name, "--json"], { cwd: repo.path, env });
+  if (run.code !== 0)
+    throw new Error(`berth start failed (${run.code}): ${run.stdout}${run.stderr}`);
+  return { ...run.json.data, run };
 }

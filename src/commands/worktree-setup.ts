@@ -1,0 +1,12 @@
+import type { Context } from "../context.js";
+import { setupWorktree } from "../core/worktree-setup.js";
+import { renderWorktreeSetup } from "../ui/worktree-view.js";
+import type { CommandOutcome } from "./outcome.js";
+
+export async function worktreeSetupCommand(
+  ctx: Context,
+  options: { dryRun?: boolean },
+): Promise<CommandOutcome> {
+  const result = await setupWorktree(ctx, { dryRun: options.dryRun === true });
+  return { result, human: (c) => ({ stdout: renderWorktreeSetup(result, c) }) };
+}
