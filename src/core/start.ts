@@ -106,7 +106,7 @@ export async function startBerth(
   });
 
   // Outside the lock: commands that change only this berth's checkout. A long
-  // `npm ci` must not keep every other berth verb waiting (docs/decisions/0031).
+  // `npm ci` must not keep every other berth verb waiting (docs/decisions/0007).
   const failed = await runStartSetup(run, hints).catch(
     (error: Error): StepFailure => ({ step: "setup", detail: error.message }),
   );

@@ -89,7 +89,7 @@ export async function setupWorktree(
       },
     );
   }
-  // Outside the lock: these change only this berth's checkout (docs/decisions/0031).
+  // Outside the lock: these change only this berth's checkout (docs/decisions/0007).
   const ensure = await runSetupEnsure(repo, ctx, owner);
   data.setup_ensure = ensure.ran;
   for (const command of ensure.ran)
