@@ -203,7 +203,7 @@ export function buildProgram(): Command {
 
   const worktree = program
     .command("worktree")
-    .description("the lifecycle of berths: setup, teardown, drop");
+    .description("the lifecycle of berths: setup, teardown, drop, prune");
 
   common(
     worktree
@@ -240,6 +240,22 @@ export function buildProgram(): Command {
     .action((target, opts) =>
       execute("worktree drop", opts, async (ctx) =>
         (await import("./commands/worktree-drop.js")).worktreeDropCommand(ctx, target, opts),
+      ),
+    );
+
+  common(
+    worktree
+      .command("prune")
+      .description(
+        "tidy the fleet: stale metadata, landed berths and branches, orphaned resources",
+      ),
+  )
+    .option("--contained", "also reclaim contained berths (their branch refs are kept)")
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((opts) =>
+      execute("worktree prune", opts, async (ctx) =>
+        (await import("./commands/worktree-prune.js")).worktreePruneCommand(ctx, opts),
       ),
     );
 

@@ -1,11 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type ActivityView,
-  classifyContainment,
-  type FleetContainment,
-} from "../src/core/containment.js";
+import type { WorktreeActivity } from "../src/core/activity.js";
+import { classifyContainment, type FleetContainment } from "../src/core/containment.js";
 import type { FleetSurvey } from "../src/core/survey.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 import { type StartedBerth, startWithCommit, surveyFrom } from "./helpers/train.js";
@@ -14,6 +11,7 @@ let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());
 
 const NOW = new Date("2026-06-01T12:00:00Z");
+type ActivityView = Pick<WorktreeActivity, "running" | "gitActivity">;
 const LONG_AGO: ActivityView = { running: null, gitActivity: new Date("2026-06-01T09:00:00Z") };
 
 function classify(
@@ -22,8 +20,15 @@ function classify(
 ): FleetContainment {
   return classifyContainment({
     survey,
-    logbookEnabled: options.logbookEnabled ?? false,
-    activityOf: (w) => options.activity?.(w.entry.path) ?? LONG_AGO,
+    activityOf: (w) => {
+      const view = options.activity?.(w.entry.path) ?? LONG_AGO;
+      return {
+        ...view,
+        lastAction: null,
+        lastActivity: view.gitActivity,
+        signal: options.logbookEnabled ? "logbook" : "git",
+      };
+    },
     now: NOW,
   });
 }

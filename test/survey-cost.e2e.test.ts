@@ -30,7 +30,25 @@ describe("survey cost (spec section 10)", () => {
     const statuses = calls.filter((args) => args.includes("status"));
     expect(statuses).toHaveLength(21);
     const fixed = calls.length - statuses.length;
-    // rev-parse, worktree list, for-each-ref, merge-base, rev-list.
-    expect(fixed).toBeLessThanOrEqual(5);
+    // rev-parse, worktree list, for-each-ref, merge-base, rev-list, and cat-file for receipts.
+    expect(fixed).toBeLessThanOrEqual(6);
+    // Containment and landed classification: one ancestry walk for the whole fleet.
+    const ancestry = calls.filter((args) => args[0] === "merge-base" || args[0] === "rev-list");
+    expect(ancestry).toHaveLength(2);
+
+    // The prune plan classifies the same fleet (trains, containment, landed) at the same cost.
+    counter.reset();
+    const prune = await runBerth(["worktree", "prune", "--dry-run", "--json"], {
+      cwd: repo.path,
+      env: counter.env,
+    });
+    expect(prune.code).toBe(0);
+    expect(prune.json.data.sections.contained.length).toBeGreaterThan(5);
+    const pruneCalls = counter.calls();
+    expect(pruneCalls.filter((args) => args.includes("status"))).toHaveLength(21);
+    expect(pruneCalls.length - 21).toBeLessThanOrEqual(6);
+    expect(
+      pruneCalls.filter((args) => args[0] === "merge-base" || args[0] === "rev-list"),
+    ).toHaveLength(2);
   });
 });

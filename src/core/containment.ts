@@ -1,3 +1,4 @@
+import { isIdle, type WorktreeActivity } from "./activity.js";
 import type { FleetSurvey, WorktreeFacts } from "./survey.js";
 
 /**
@@ -8,9 +9,6 @@ import type { FleetSurvey, WorktreeFacts } from "./survey.js";
  * first, and the ancestry clause reads the survey's in-memory commit graph,
  * so classifying the whole fleet spawns no git process at all.
  */
-
-/** The one-hour floor: the logbook's minimum in-flight horizon, reused as the quiet period. */
-export const QUIET_PERIOD_MS = 60 * 60 * 1000;
 
 /** Evidence a person can check: both tips and how far the container is ahead. */
 export interface ContainmentEvidence {
@@ -39,18 +37,10 @@ export interface KeptRef {
   abandoned: boolean;
 }
 
-/** What the idle clause needs to know about one worktree. */
-export interface ActivityView {
-  /** Verb in flight per the logbook, or null. */
-  running: string | null;
-  /** Git-derived last activity (HEAD reflog, admin dir); null when unknown. */
-  gitActivity: Date | null;
-}
-
 export interface ContainmentInput {
   survey: FleetSurvey;
-  logbookEnabled: boolean;
-  activityOf: (worktree: WorktreeFacts) => ActivityView;
+  /** From `readFleetActivity`; a worktree without an entry is not idle. */
+  activityOf: (worktree: WorktreeFacts) => WorktreeActivity | undefined;
   now: Date;
 }
 
@@ -95,7 +85,7 @@ function classifyWorktree(
     return refuse("its tip is on the trunk (landed or not yet started)");
   }
   // Clause 4: idle.
-  const idle = idleVerdict(input.activityOf(w), input.logbookEnabled, input.now);
+  const idle = idleVerdict(input.activityOf(w), input.now);
   if (idle !== null) return refuse(idle);
   // Clause 5: a strict ancestor of another local branch's tip.
   const evidence = finder.nearest(branch, tip, false);
@@ -104,14 +94,13 @@ function classifyWorktree(
     : { contained: true, evidence };
 }
 
-/** null when idle, else why not. The logbook can only narrow: an in-flight verb withholds. */
-function idleVerdict(activity: ActivityView, logbookEnabled: boolean, now: Date): string | null {
-  if (logbookEnabled) {
-    return activity.running === null ? null : `a verb is in flight (${activity.running})`;
-  }
+/** null when idle (activity.ts owns the rule), else why not, for the row's evidence. */
+function idleVerdict(activity: WorktreeActivity | undefined, now: Date): string | null {
+  if (activity === undefined) return "its last activity is unknown";
+  if (isIdle(activity, now)) return null;
+  if (activity.running !== null) return `a verb is in flight (${activity.running})`;
   if (activity.gitActivity === null) return "its last activity is unknown";
-  const quietFor = now.getTime() - activity.gitActivity.getTime();
-  return quietFor >= QUIET_PERIOD_MS ? null : "active within the last hour";
+  return "active within the last hour";
 }
 
 function classifyKeptRefs(survey: FleetSurvey, finder: ContainerFinder): KeptRef[] {

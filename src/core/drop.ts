@@ -5,7 +5,7 @@ import { listIgnoredPaths } from "../git/ignored.js";
 import type { CommitSubject } from "../git/parse.js";
 import { deleteRef } from "../git/refs.js";
 import { readWorktreeStatus } from "../git/status.js";
-import { type DiskUsage, measurePaths } from "../io/disk-usage.js";
+import { type DiskUsage, formatBytes, measurePaths } from "../io/disk-usage.js";
 import { withFleetLock } from "../io/lock.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../result.js";
 import { pruneRecoveryRefs, RECOVERY_PREFIX, writeRecoveryRef } from "./recovery-refs.js";
@@ -318,17 +318,6 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
   });
   if (plan.worktree.isCurrent) hints.push(`you were inside ${data.path}; cd ${repo.mainPath}`);
   return { ok: true, verb: "worktree drop", data, plan: { steps: plan.steps }, steps, hints };
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
 function shellQuote(text: string): string {

@@ -1,6 +1,7 @@
 import type { Context } from "../context.js";
 import type { VerbResult } from "../result.js";
 import { type FleetActivity, readFleetActivity } from "./activity.js";
+import { type ContainmentEvidence, classifyContainment, type KeptRef } from "./containment.js";
 import { portFor } from "./identity.js";
 import type { LastAction } from "./logbook-reader.js";
 import { type ReceiptState, type ReceiptView, readReceiptViews } from "./receipt.js";
@@ -43,6 +44,8 @@ export interface StatusRow {
   /** The newest finished verb about this worktree per the logbook. */
   last_action: LastAction | null;
   state: WorktreeState;
+  /** The containment evidence for `state: "contained"` rows; null otherwise. */
+  contained: ContainmentEvidence | null;
 }
 
 export interface StatusData {
@@ -50,6 +53,8 @@ export interface StatusData {
   /** "fleet" from the main checkout or with --all; "local" for one berth. */
   scope: "fleet" | "local";
   worktrees: StatusRow[];
+  /** Branches under the prefix with no checkout and unlanded commits (kept refs). */
+  refs: KeptRef[];
 }
 
 export interface StatusOptions {
@@ -76,9 +81,17 @@ export async function readStatus(
     readReceiptViews(repo.location.cwd, inScope),
     readFleetActivity(repo, inScope, ctx.now()),
   ]);
-  const rows = inScope.map((w) =>
-    withActivity(toStatusRow(survey, w, receipts.get(w.entry.path)), activity),
-  );
+  // The one containment module; in memory over the survey, no git process.
+  const containment = classifyContainment({
+    survey,
+    activityOf: (w) => activity.worktrees.get(w.entry.path),
+    now: ctx.now(),
+  });
+  const rows = inScope.map((w) => {
+    const verdict = containment.worktrees.get(w.entry.path);
+    const evidence = verdict?.contained ? verdict.evidence : null;
+    return withActivity(toStatusRow(survey, w, receipts.get(w.entry.path), evidence), activity);
+  });
   const hints: string[] = [];
   if (survey.trunk.tip === null) {
     hints.push(
@@ -93,7 +106,12 @@ export async function readStatus(
   return {
     ok: true,
     verb: "status",
-    data: { trunk: { name: survey.trunk.name, tip: survey.trunk.tip }, scope, worktrees: rows },
+    data: {
+      trunk: { name: survey.trunk.name, tip: survey.trunk.tip },
+      scope,
+      worktrees: rows,
+      refs: scope === "fleet" ? containment.refs : [],
+    },
     hints,
   };
 }
@@ -102,6 +120,7 @@ export function toStatusRow(
   survey: FleetSurvey,
   w: WorktreeFacts,
   receipt?: ReceiptView,
+  contained: ContainmentEvidence | null = null,
 ): StatusRow {
   const { config } = survey.repo;
   const id = w.marker?.id ?? basenameOf(w.entry.path);
@@ -127,7 +146,8 @@ export function toStatusRow(
     last_activity: null,
     running: null,
     last_action: null,
-    state: classifyState(w, survey),
+    state: classifyState(w, survey, contained !== null),
+    contained,
   };
 }
 
@@ -144,12 +164,17 @@ export function withActivity(row: StatusRow, activity: FleetActivity): StatusRow
 }
 
 /** The single state a row shows, most urgent first. */
-export function classifyState(w: WorktreeFacts, survey: FleetSurvey): WorktreeState {
+export function classifyState(
+  w: WorktreeFacts,
+  survey: FleetSurvey,
+  contained = false,
+): WorktreeState {
   if (w.isMain) return "main";
   if (w.entry.prunable) return "prunable";
   if (w.readable === false) return "unreadable";
   if (w.entry.locked) return "locked";
   if (w.landed) return "landed";
+  if (contained) return "contained";
   if (isBroken(w, survey)) return "broken";
   return "active";
 }

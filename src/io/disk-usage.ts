@@ -37,3 +37,15 @@ async function measure(path: string, usage: DiskUsage): Promise<void> {
   }
   for (const name of names) await measure(join(path, name), usage);
 }
+
+/** "1.5 MiB": sizes as people read them. */
+export function formatBytes(bytes: number): string {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -21,11 +21,39 @@ export function renderStatus(data: StatusData, c: Colors, now: Date = new Date()
   const trunk = data.trunk.name
     ? `trunk ${data.trunk.name}${data.trunk.tip ? ` at ${data.trunk.tip.slice(0, 8)}` : " (missing)"}`
     : "trunk unknown";
-  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n`;
+  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n${renderKeptRefs(data, c)}`;
+}
+
+/**
+ * Kept refs: one inside a live container is a calm fact printed beside it;
+ * only a ref no live branch holds gets the abandoned-work warning and the way back.
+ */
+function renderKeptRefs(data: StatusData, c: Colors): string {
+  const lines: string[] = [];
+  for (const ref of data.refs) {
+    const ahead = ref.ahead === null ? "" : ` (+${ref.ahead})`;
+    if (!ref.abandoned) {
+      lines.push(
+        c.dim(
+          `kept ref ${ref.branch}${ahead} at ${ref.tip.slice(0, 8)}, inside ${ref.contained_by}`,
+        ),
+      );
+    } else {
+      lines.push(
+        `${c.yellow("abandoned work:")} ${ref.branch}${ahead} at ${ref.tip.slice(0, 8)} has commits no live branch holds`,
+        `  resume it with: berth start --from ${ref.branch}`,
+      );
+    }
+  }
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
 function stateLabel(row: StatusRow, c: Colors): string {
   switch (row.state) {
+    case "contained":
+      return row.contained
+        ? c.cyan(`contained in ${row.contained.container} (+${row.contained.container_ahead})`)
+        : "contained";
     case "landed":
       return c.green("landed");
     case "broken":

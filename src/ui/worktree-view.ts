@@ -1,6 +1,7 @@
-import { type DropData, describeReason, formatBytes } from "../core/drop.js";
+import { type DropData, describeReason } from "../core/drop.js";
 import type { WorktreeSetupData } from "../core/worktree-setup.js";
 import type { WorktreeTeardownData } from "../core/worktree-teardown.js";
+import { formatBytes } from "../io/disk-usage.js";
 import type { PlanStep, VerbResult } from "../result.js";
 import type { Colors } from "./style.js";
 

@@ -1,0 +1,152 @@
+import type { PruneData } from "../core/prune.js";
+import type { PruneSections } from "../core/prune-plan.js";
+import { type DiskUsage, formatBytes } from "../io/disk-usage.js";
+import type { VerbResult } from "../result.js";
+import type { Colors } from "./style.js";
+import { shortOid } from "./style.js";
+import { renderTable } from "./table.js";
+
+/**
+ * The prune plan for a person: one labelled section per class, each row with
+ * its evidence, then what the apply will do. The contained section is always
+ * shown when it has candidates, and always says it is an offer.
+ */
+export function renderPrunePlan(sections: PruneSections, contained: boolean, c: Colors): string {
+  const out: string[] = [];
+  const heading = (title: string, count: number) => out.push(`${c.bold(title)} (${count})`);
+
+  heading("stale metadata", sections.stale.length);
+  if (sections.stale.length > 0) {
+    out.push(
+      indent(
+        renderTable(
+          ["id", "path", "resources"].map((h) => c.dim(h)),
+          sections.stale.map((r) => [
+            r.id,
+            `${r.path} ${c.dim("(folder gone)")}`,
+            r.resources.join(", ") || "-",
+          ]),
+        ),
+      ),
+    );
+  }
+  heading("landed", sections.landed.length);
+  if (sections.landed.length > 0) {
+    out.push(
+      indent(
+        renderTable(
+          ["what", "branch", "tip", "path"].map((h) => c.dim(h)),
+          sections.landed.map((r) =>
+            r.kind === "worktree"
+              ? ["berth", r.branch ?? "-", shortOid(r.tip), r.path]
+              : ["branch", r.branch, shortOid(r.tip), c.dim("(no checkout)")],
+          ),
+        ),
+      ),
+    );
+  }
+  heading("orphaned resources", sections.orphaned.length);
+  if (sections.orphaned.length > 0) {
+    out.push(
+      indent(
+        renderTable(
+          ["berth", "resource", "was at"].map((h) => c.dim(h)),
+          sections.orphaned.map((r) => [
+            r.id,
+            r.gc ? r.resource : `${r.resource} ${c.dim("(gc = false: kept)")}`,
+            r.path,
+          ]),
+        ),
+      ),
+    );
+  }
+  heading(
+    contained
+      ? "contained (reclaim: --contained)"
+      : "contained (offer only; skipped without --contained)",
+    sections.contained.length,
+  );
+  if (sections.contained.length > 0) {
+    out.push(
+      indent(
+        renderTable(
+          ["id", "branch", "tip", "contained in", "container tip", "ahead"].map((h) => c.dim(h)),
+          sections.contained.map((r) => [
+            r.id,
+            r.branch,
+            shortOid(r.tip),
+            `${r.container}${r.container_has_checkout ? "" : c.dim(" (no checkout)")}`,
+            shortOid(r.container_tip),
+            `+${r.container_ahead}`,
+          ]),
+        ),
+      ),
+    );
+  }
+  return `${out.join("\n")}\n`;
+}
+
+/** What the confirmation names: what is kept, what is destroyed (spec 4 and ADR 0225). */
+export function pruneConfirmText(
+  sections: PruneSections,
+  contained: boolean,
+  ignored: DiskUsage,
+  c: Colors,
+): string {
+  const lines = [renderPrunePlan(sections, contained, c).trimEnd(), ""];
+  const checkouts =
+    sections.landed.filter((r) => r.kind === "worktree").length +
+    (contained ? sections.contained.length : 0);
+  lines.push(c.bold("This apply will:"));
+  if (sections.stale.length > 0) {
+    lines.push(
+      `  remove ${sections.stale.length} stale registration(s) and destroy their recorded resources`,
+    );
+  }
+  if (sections.landed.length > 0) {
+    lines.push(
+      "  tear down landed berths and delete landed branches (their commits are on the trunk)",
+    );
+  }
+  const orphans = sections.orphaned.filter((r) => r.gc).length;
+  if (orphans > 0) lines.push(`  destroy ${orphans} orphaned resource(s)`);
+  if (contained && sections.contained.length > 0) {
+    lines.push(
+      `  reclaim ${sections.contained.length} contained berth(s):`,
+      `    keeps:     the branch refs ${sections.contained.map((r) => r.branch).join(", ")} (recover with berth start --from <branch>)`,
+      "    destroys:  their checkouts and per-berth state, the gate receipt included, and their resources",
+    );
+  } else if (sections.contained.length > 0) {
+    lines.push(`  leave the ${sections.contained.length} contained berth(s) alone (offer only)`);
+  }
+  if (checkouts > 0) {
+    lines.push(
+      `  ${ignored.files} ignored file(s), ${formatBytes(ignored.bytes)}, go with the removed checkouts`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export function renderPruneResult(
+  result: VerbResult<PruneData>,
+  c: Colors,
+  dryRun: boolean,
+): string {
+  const data = result.data;
+  if (data === null) return "";
+  const plan = renderPrunePlan(data.sections, data.contained_included, c);
+  if (dryRun) return `${plan}${c.dim("(dry run: nothing changed)")}\n`;
+  const lines = [plan.trimEnd()];
+  if (data.applied.length === 0 && data.skipped.length === 0) lines.push("Nothing to prune.");
+  for (const row of data.applied) lines.push(`${c.green("done")}     ${row.action}: ${row.target}`);
+  for (const row of data.skipped)
+    lines.push(`${c.yellow("skipped")}  ${row.target}: ${row.reason}`);
+  return `${lines.join("\n")}\n`;
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => `  ${line}`)
+    .join("\n");
+}
