@@ -164,6 +164,14 @@ export function buildProgram(): Command {
       ),
     );
 
+  common(program.command("tour").description("a guided demonstration on a throwaway repository"))
+    .option("--keep", "keep the throwaway repository afterwards")
+    .action((opts) =>
+      execute("tour", opts, async (ctx) =>
+        (await import("./commands/tour.js")).tourCommand(ctx, opts),
+      ),
+    );
+
   common(program.command("status").description("survey the fleet (or, inside a berth, that berth)"))
     .option("--local", "only the checkout you are in")
     .option("--all", "the whole fleet, even from inside a berth")
