@@ -5,6 +5,7 @@ import {
   type ActivityView,
   classifyContainment,
   type FleetContainment,
+  nearestLiveContainer,
 } from "../src/core/containment.js";
 import type { FleetSurvey } from "../src/core/survey.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
@@ -143,6 +144,22 @@ describe("containment predicate", () => {
       [a.branch, null, true],
       [b.branch, null, true],
     ]);
+  });
+
+  it("points a branch with no checkout at its nearest container that has one", async () => {
+    repo = makeRepo();
+    const [a, b, c] = await train(repo);
+    repo.git(["worktree", "remove", a.path]);
+    repo.git(["worktree", "remove", b.path]);
+    const survey = await surveyFrom(repo);
+    // B is nearer to A, but it has no checkout any more: C is the live container.
+    expect(nearestLiveContainer(survey, a.branch)).toMatchObject({
+      container: c.branch,
+      container_ahead: 2,
+      container_has_checkout: true,
+    });
+    expect(nearestLiveContainer(survey, c.branch)).toBeNull();
+    expect(nearestLiveContainer(survey, "berth/no-such-branch")).toBeNull();
   });
 
   it("never offers a landed stage", async () => {
