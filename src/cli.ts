@@ -198,6 +198,27 @@ export function buildProgram(): Command {
       ),
     );
 
+  common(
+    program
+      .command("await")
+      .description("wait until a berth is green, a branch has landed, or the trunk moved"),
+  )
+    .option(
+      "--green <berth>",
+      "until this berth has an honored gate receipt for its tip (or landed)",
+    )
+    .option("--landed <berth>", "until this berth's tip is reachable from the trunk")
+    .option("--trunk-moved", "until the trunk's tip differs from its tip now")
+    .option(
+      "--timeout <seconds>",
+      "give up after this long, exit 124 (default 3300; 0 checks once)",
+    )
+    .action((opts) =>
+      execute("await", opts, async (ctx) =>
+        (await import("./commands/await.js")).awaitCommand(ctx, opts),
+      ),
+    );
+
   common(program.command("logbook").description("print the logbook: begin/finish events of verbs"))
     .option("--follow", "keep printing new events until interrupted")
     .option("--branch <branch>", "only events about this branch")

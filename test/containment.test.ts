@@ -2,7 +2,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { WorktreeActivity } from "../src/core/activity.js";
-import { classifyContainment, type FleetContainment } from "../src/core/containment.js";
+import {
+  classifyContainment,
+  type FleetContainment,
+  nearestLiveContainer,
+} from "../src/core/containment.js";
 import type { FleetSurvey } from "../src/core/survey.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 import { type StartedBerth, startWithCommit, surveyFrom } from "./helpers/train.js";
@@ -148,6 +152,22 @@ describe("containment predicate", () => {
       [a.branch, null, true],
       [b.branch, null, true],
     ]);
+  });
+
+  it("points a branch with no checkout at its nearest container that has one", async () => {
+    repo = makeRepo();
+    const [a, b, c] = await train(repo);
+    repo.git(["worktree", "remove", a.path]);
+    repo.git(["worktree", "remove", b.path]);
+    const survey = await surveyFrom(repo);
+    // B is nearer to A, but it has no checkout any more: C is the live container.
+    expect(nearestLiveContainer(survey, a.branch)).toMatchObject({
+      container: c.branch,
+      container_ahead: 2,
+      container_has_checkout: true,
+    });
+    expect(nearestLiveContainer(survey, c.branch)).toBeNull();
+    expect(nearestLiveContainer(survey, "berth/no-such-branch")).toBeNull();
   });
 
   it("never offers a landed stage", async () => {

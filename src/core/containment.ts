@@ -103,6 +103,19 @@ function idleVerdict(activity: WorktreeActivity | undefined, now: Date): string 
   return "active within the last hour";
 }
 
+/**
+ * The nearest branch holding a checkout whose tip strictly contains `branch`'s
+ * tip, or null. await's refusal pointer: a branch with no checkout can never
+ * turn green, but the stage that carries its commits can.
+ */
+export function nearestLiveContainer(
+  survey: FleetSurvey,
+  branch: string,
+): ContainmentEvidence | null {
+  const tip = survey.branches.get(branch);
+  return tip === undefined ? null : new ContainerFinder(survey).nearest(branch, tip, true);
+}
+
 function classifyKeptRefs(survey: FleetSurvey, finder: ContainerFinder): KeptRef[] {
   const prefix = survey.repo.config.repository.branch_prefix;
   const refs: KeptRef[] = [];

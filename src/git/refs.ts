@@ -44,3 +44,17 @@ export async function moveRef(
 export async function deleteRef(cwd: string, ref: string, oldOid: string): Promise<void> {
   await runGit(["update-ref", "-d", ref, oldOid], { cwd });
 }
+
+/**
+ * The tips of exactly these full ref names, in one process; a ref that does
+ * not exist maps to null. (for-each-ref also matches refs below a name, so
+ * only exact names are kept.)
+ */
+export async function readRefTips(
+  cwd: string,
+  refs: readonly string[],
+): Promise<Map<string, string | null>> {
+  const found = await listRefs(cwd, refs);
+  const byName = new Map(found.map((entry) => [entry.ref, entry.oid]));
+  return new Map(refs.map((ref) => [ref, byName.get(ref) ?? null]));
+}

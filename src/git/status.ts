@@ -33,6 +33,7 @@ export async function readWorktreeStatuses(
   lanes: number,
 ): Promise<(StatusSummary | null)[]> {
   const results = new Array<StatusSummary | null>(paths.length).fill(null);
+  if (paths.length === 0) return results; // No lane: an empty one still costs a process.
   const laneCount = Math.max(1, Math.min(lanes, paths.length));
   const byLane = Array.from({ length: laneCount }, () => [] as number[]);
   for (let i = 0; i < paths.length; i++) byLane[i % laneCount]?.push(i);

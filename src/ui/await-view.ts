@@ -1,0 +1,53 @@
+import type { AwaitData } from "../core/await.js";
+import type { VerbResult } from "../result.js";
+import { type Colors, shortOid } from "./style.js";
+
+/** The answer, one line on stdout: what held (or did not), at which commits. */
+export function renderAwait(result: VerbResult<AwaitData>, c: Colors): { stdout: string } {
+  const data = result.data;
+  if (data === null) return { stdout: "" };
+  return { stdout: `${data.met ? metLine(data, c) : notMetLine(data, c)}\n` };
+}
+
+function metLine(data: AwaitData, c: Colors): string {
+  const branch = c.bold(data.branch ?? "-");
+  const trunk = data.trunk ?? "the trunk";
+  switch (data.condition) {
+    case "trunk-moved":
+      return `${branch} ${c.green("moved")}: ${shortOid(data.trunk_tip_at_start)} -> ${shortOid(data.trunk_tip)}`;
+    case "landed":
+      return `${branch} ${c.green("has landed")}: ${shortOid(data.tip)} is on ${trunk} (at ${shortOid(data.trunk_tip)})`;
+    case "green":
+      return data.met_by === "landed"
+        ? `${branch} ${c.green("has landed")}: ${shortOid(data.tip)} is on ${trunk} (at ${shortOid(data.trunk_tip)})`
+        : `${branch} ${c.green("is green")} at ${shortOid(data.tip)} (gate receipt honored)`;
+  }
+}
+
+function notMetLine(data: AwaitData, c: Colors): string {
+  const branch = c.bold(data.branch ?? "-");
+  const what =
+    data.condition === "trunk-moved"
+      ? `${branch} is still at ${shortOid(data.trunk_tip)}`
+      : data.condition === "landed"
+        ? `${branch} at ${shortOid(data.tip)} has not landed on ${data.trunk ?? "the trunk"}`
+        : `${branch} at ${shortOid(data.tip)} is not green (no honored receipt) and has not landed`;
+  const why = data.interrupted
+    ? "interrupted"
+    : data.timeout_s === 0
+      ? "checked once"
+      : `gave up after ${data.timeout_s}s`;
+  return `${c.yellow("not met")} (${why}): ${what}`;
+}
+
+/** Shown on a terminal's stderr while the wait lasts. */
+export function waitingLine(data: AwaitData, c: Colors): string {
+  const branch = c.bold(data.branch ?? "-");
+  const what =
+    data.condition === "trunk-moved"
+      ? `${branch} to move from ${shortOid(data.trunk_tip_at_start)}`
+      : data.condition === "landed"
+        ? `${branch} to land on ${data.trunk ?? "the trunk"}`
+        : `${branch} to turn green (or land)`;
+  return `${c.dim(`waiting for ${what}, up to ${data.timeout_s}s (Ctrl-C stops)...`)}\n`;
+}
