@@ -230,6 +230,20 @@ export function buildProgram(): Command {
       ),
     );
 
+  common(
+    program
+      .command("accept")
+      .description("land a berth: fast-forward the trunk to its proved tip, then tear it down")
+      .argument("[berth]", "a berth id, path or branch (default: the berth you are in)"),
+  )
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((target, opts) =>
+      execute("accept", opts, async (ctx) =>
+        (await import("./commands/accept.js")).acceptCommand(ctx, target, opts),
+      ),
+    );
+
   const worktree = program
     .command("worktree")
     .description("the lifecycle of berths: setup, teardown, drop, prune");

@@ -302,7 +302,11 @@ export async function applyGate(
   };
 }
 
-function gateData(plan: GatePlan, runs: CheckRun[] | null, applied: GateApplied | null): GateData {
+export function gateData(
+  plan: GatePlan,
+  runs: CheckRun[] | null,
+  applied: GateApplied | null,
+): GateData {
   const byName = new Map((runs ?? []).map((run) => [run.name, run]));
   const checks = plan.checks.map((check): GateCheckReport => {
     const run = byName.get(check.name);
@@ -350,7 +354,7 @@ function gateData(plan: GatePlan, runs: CheckRun[] | null, applied: GateApplied 
   };
 }
 
-function gateError(
+export function gateError(
   plan: GatePlan,
   applied: GateApplied,
   failures: GateFailure[],

@@ -179,3 +179,23 @@ export function parseBatchCheckNames(output: string): (string | null)[] {
   if (lines[lines.length - 1] === "") lines.pop();
   return lines.map((line) => (/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(line) ? line : null));
 }
+
+/** One entry of `git diff --name-status -z --no-renames`. */
+export interface NameStatus {
+  /** git's status letter: A, D, M, T, ... */
+  status: string;
+  path: string;
+}
+
+/** `git diff --name-status -z --no-renames`: a status field, then its path, NUL-separated. */
+export function parseNameStatus(output: string): NameStatus[] {
+  const fields = output.split("\0");
+  const entries: NameStatus[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const status = fields[i] ?? "";
+    const path = fields[i + 1] ?? "";
+    if (status === "" || path === "") continue;
+    entries.push({ status: status.slice(0, 1), path });
+  }
+  return entries;
+}

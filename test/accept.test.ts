@@ -1,0 +1,214 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { applyAccept, planAccept } from "../src/core/accept.js";
+import { runGate } from "../src/core/gate.js";
+import { startBerth } from "../src/core/start.js";
+import { trunkHolders } from "../src/core/trunk-checkout.js";
+import { UserError } from "../src/errors.js";
+import { parseNameStatus, type WorktreeEntry } from "../src/git/parse.js";
+import { findPathsInTheWay } from "../src/io/in-the-way.js";
+import {
+  deleteLandingRecord,
+  type LandingRecord,
+  readLandingRecords,
+  writeLandingRecord,
+} from "../src/io/landing.js";
+import { berthBranches } from "./helpers/fleet.js";
+import { makeRepo, makeTempDir, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
+
+/** accept's pieces in process, and the crash points of a landing (spec section 9.7). */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+const A = "a".repeat(40);
+const B = "b".repeat(40);
+
+async function landable(name: string) {
+  repo = makeRepo();
+  const { ctx } = testContext(repo.path, repo.env);
+  const started = await startBerth(ctx, { name });
+  const berth = started.data as NonNullable<typeof started.data>;
+  repo.write(`${name}.txt`, `${name}\n`, berth.path);
+  const commit = repo.commit(name, berth.path);
+  const gated = await runGate(testContext(berth.path, repo.env).ctx);
+  expect(gated.ok).toBe(true);
+  return { repo, berth, commit, old: repo.git(["rev-parse", "main"]) };
+}
+
+function record(fields: Partial<LandingRecord> & Pick<LandingRecord, "id" | "branch">) {
+  return {
+    version: 1 as const,
+    path: "/nowhere",
+    trunk: "main",
+    old: A,
+    new: B,
+    validated_by: "receipt" as const,
+    main_checkout: null,
+    created_at: "2026-06-01T12:00:00.000Z",
+    ...fields,
+  };
+}
+
+describe("a crash in the middle of a landing", () => {
+  it("after the trunk moved but before the main checkout followed: accept again brings its files along and finishes", async () => {
+    const { repo, berth, commit, old } = await landable("crashed");
+    // What a SIGKILL right after the compare-and-swap leaves behind.
+    await writeLandingRecord(
+      join(repo.path, ".git"),
+      record({
+        id: berth.id,
+        branch: berth.branch,
+        path: berth.path,
+        old,
+        new: commit,
+        main_checkout: repo.path,
+      }),
+    );
+    repo.git(["update-ref", "refs/heads/main", commit, old]);
+    expect(repo.git(["status", "--porcelain"])).not.toBe("");
+
+    const run = await runBerth(["accept", berth.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env: repo.env,
+    });
+    expect(run.code).toBe(0);
+    expect(run.json.data).toMatchObject({
+      resumed: true,
+      validated: { commit, by: "receipt" },
+      trunk: { old, new: commit },
+    });
+    expect(run.json.data.landing).toEqual({
+      trunk_landed: true,
+      main_checkout_updated: true,
+      resources_destroyed: true,
+      worktree_removed: true,
+      branch_deleted: true,
+    });
+    expect(repo.git(["status", "--porcelain", "--untracked-files=all"])).toBe("");
+    expect(readFileSync(join(repo.path, "crashed.txt"), "utf8")).toBe("crashed\n");
+    expect(repo.git(["rev-parse", "main"])).toBe(commit);
+    expect(existsSync(berth.path)).toBe(false);
+    expect(berthBranches(repo)).toEqual([]);
+    expect(await readLandingRecords(join(repo.path, ".git"))).toEqual([]);
+  });
+
+  it("before the trunk moved (only the record was written): accept lands as if nothing happened", async () => {
+    const { repo, berth, commit, old } = await landable("early");
+    await writeLandingRecord(
+      join(repo.path, ".git"),
+      record({ id: berth.id, branch: berth.branch, path: berth.path, old, new: commit }),
+    );
+    const { ctx } = testContext(repo.path, repo.env);
+    const plan = await planAccept(ctx, { target: berth.id });
+    expect(plan.mode).toBe("land");
+    const result = await applyAccept(ctx, plan);
+    expect(result.ok).toBe(true);
+    expect(result.data?.landing.trunk_landed).toBe(true);
+    expect(repo.git(["rev-parse", "main"])).toBe(commit);
+    expect(repo.git(["reflog", "--format=%gs", "main"]).split("\n")).toEqual([
+      `berth accept ${berth.id}`,
+      "commit (initial): initial commit",
+    ]);
+    expect(await readLandingRecords(join(repo.path, ".git"))).toEqual([]);
+  });
+});
+
+describe("apply re-checks the plan under the lock", () => {
+  it("the trunk moved between plan and apply: moved, the trunk stays where the other writer put it", async () => {
+    const { repo, berth, commit, old } = await landable("raced");
+    const { ctx } = testContext(repo.path, repo.env);
+    const plan = await planAccept(ctx, { target: berth.id });
+    expect(plan.data.trunk).toMatchObject({ old, new: commit });
+    repo.write("other.txt", "someone else landed first\n");
+    const other = repo.commit("someone else");
+
+    const error = await applyAccept(ctx, plan).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UserError);
+    expect((error as UserError).code).toBe("moved");
+    expect(repo.git(["rev-parse", "main"])).toBe(other);
+    expect(existsSync(berth.path)).toBe(true);
+    expect(repo.git(["rev-parse", berth.branch])).toBe(commit);
+    expect(await readLandingRecords(join(repo.path, ".git"))).toEqual([]);
+  });
+
+  it("a commit added to the berth between plan and apply: moved, nothing lands", async () => {
+    const { repo, berth, old } = await landable("grew");
+    const { ctx } = testContext(repo.path, repo.env);
+    const plan = await planAccept(ctx, { target: berth.id });
+    repo.write("more.txt", "more\n", berth.path);
+    repo.commit("more", berth.path);
+    const error = await applyAccept(ctx, plan).catch((e: unknown) => e);
+    expect((error as UserError).code).toBe("moved");
+    expect(repo.git(["rev-parse", "main"])).toBe(old);
+    expect(existsSync(berth.path)).toBe(true);
+  });
+});
+
+describe("pure pieces", () => {
+  it("parseNameStatus reads status/path pairs", () => {
+    expect(parseNameStatus("A\0new file.txt\0D\0old\0M\0x\0")).toEqual([
+      { status: "A", path: "new file.txt" },
+      { status: "D", path: "old" },
+      { status: "M", path: "x" },
+    ]);
+    expect(parseNameStatus("")).toEqual([]);
+  });
+
+  it("trunkHolders tells the main checkout from linked worktrees", () => {
+    const entry = (path: string, branch: string | null): WorktreeEntry => ({
+      path,
+      head: A,
+      branch,
+      detached: branch === null,
+      bare: false,
+      locked: false,
+      lockReason: null,
+      prunable: false,
+      prunableReason: null,
+    });
+    expect(trunkHolders([entry("/r", "main"), entry("/w", "berth/x")], "main")).toEqual({
+      mainFollows: true,
+      linked: [],
+    });
+    expect(trunkHolders([entry("/r", null), entry("/w", "main")], "main")).toEqual({
+      mainFollows: false,
+      linked: ["/w"],
+    });
+  });
+
+  it("findPathsInTheWay finds existing files and files where a folder must go", async () => {
+    const dir = makeTempDir();
+    try {
+      const root = dir.path;
+      writeFileSync(join(root, "present.txt"), "x");
+      writeFileSync(join(root, "blocker"), "a file where a folder must go");
+      writeFileSync(join(root, "leaving"), "a tracked file the landing deletes");
+      mkdirSync(join(root, "dir"));
+      const found = await findPathsInTheWay(
+        root,
+        ["present.txt", "absent.txt", "blocker/inner.txt", "leaving/inner.txt", "dir/new.txt"],
+        ["leaving"],
+      );
+      expect(found).toEqual(["blocker", "present.txt"]);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it("landing records round-trip; unreadable files are skipped", async () => {
+    const dir = makeTempDir();
+    try {
+      const common = dir.path;
+      const written = record({ id: "x-1", branch: "berth/x-1" });
+      await writeLandingRecord(common, written);
+      writeFileSync(join(common, "berth", "landing", "junk.json"), "{not json");
+      expect(await readLandingRecords(common)).toEqual([written]);
+      await deleteLandingRecord(common, "x-1");
+      expect(await readLandingRecords(common)).toEqual([]);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
