@@ -89,11 +89,6 @@ async function begun(waiter: Waiter): Promise<void> {
 
 const tipOf = (ref: string) => repo.git(["rev-parse", ref]);
 
-/** Lands `tip` on the trunk by compare-and-swap, as accept does (accept itself is another issue). */
-function landOnTrunk(tip: string): void {
-  repo.git(["update-ref", "refs/heads/main", tip, tipOf("main")]);
-}
-
 /** CPU seconds a live process and its reaped children (git) have used so far. */
 function cpuSeconds(pid: number): number {
   const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
@@ -137,13 +132,20 @@ describe("berth await (binary)", () => {
     expect(row.running).toBe("await");
     expect(waiter.exit).toBeNull();
 
-    // TODO(lead): land with `berth accept` once it is merged.
     const tip = tipOf(c.branch);
-    landOnTrunk(tip);
-    const landedAt = Date.now();
+    const acceptStarted = Date.now();
+    const accept = await runBerth(["accept", c.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env: repo.env,
+    });
+    const acceptDone = Date.now();
+    expect(accept.code).toBe(0);
+    expect(accept.json.data.landing.trunk_landed).toBe(true);
     const run = await waiter.done;
     expect(run.code).toBe(0);
-    expect((waiter.exitedAt as number) - landedAt).toBeLessThan(3000);
+    // The landing happened inside accept's run: the waiter noticed it within 3 s of accept's end.
+    expect(waiter.exitedAt as number).toBeGreaterThanOrEqual(acceptStarted);
+    expect((waiter.exitedAt as number) - acceptDone).toBeLessThan(3000);
     expect(run.json.data).toMatchObject({
       met: true,
       condition: "landed",
@@ -185,10 +187,15 @@ describe("berth await (binary)", () => {
     const a = await startWithCommit(repo, "a");
     const b = await startWithCommit(repo, "b", a);
     const c = await startWithCommit(repo, "c", b);
-    // What `prune --contained --yes` leaves of A and B: the branch refs, no
-    // checkouts. TODO(lead): reclaim with the real verb once it is merged.
-    repo.git(["worktree", "remove", a.path]);
-    repo.git(["worktree", "remove", b.path]);
+    const reclaim = await runBerth(["worktree", "prune", "--contained", "--yes", "--json"], {
+      cwd: repo.path,
+      env: repo.env,
+    });
+    expect(reclaim.code).toBe(0);
+    expect(reclaim.json.data.applied.map((r: { target: string }) => r.target)).toEqual([
+      a.path,
+      b.path,
+    ]);
     const before = fleetSnapshot(repo);
 
     const startedAt = Date.now();

@@ -245,24 +245,25 @@ destroy = 'if [ "$BERTH_ID" = "$FAIL_ID" ]; then echo "cannot drop $BERTH_ID" >&
 });
 
 describe("the landed and stale sections", () => {
-  it("after the train lands, prune deletes the kept refs as landed branches and tears down landed berths", async () => {
+  it("after the train lands, prune deletes the kept refs as landed branches", async () => {
     const f = setUp();
     const [a, b, c] = await train(f);
     await f.berth(["worktree", "prune", "--contained", "--yes"]);
-    // The train lands: the trunk fast-forwards to C's tip.
-    f.repo.git(["merge", "-q", "--ff-only", c.branch]);
+    // The train lands: accept C carries A's and B's commits onto the trunk.
+    const accept = await f.berth(["accept", c.id, "--yes", "--json"]);
+    expect(accept.code).toBe(0);
+    expect(existsSync(c.path)).toBe(false);
     const run = await f.berth(["worktree", "prune", "--yes", "--json"]);
     expect(run.code).toBe(0);
-    const landed = run.json.data.sections.landed;
-    expect(landed).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ kind: "worktree", path: c.path, delete_branch: c.branch }),
-        expect.objectContaining({ kind: "branch", branch: a.branch }),
-        expect.objectContaining({ kind: "branch", branch: b.branch }),
-      ]),
-    );
+    expect(run.json.data.sections.landed).toEqual([
+      { kind: "branch", branch: a.branch, tip: expect.any(String) },
+      { kind: "branch", branch: b.branch, tip: expect.any(String) },
+    ]);
+    expect(run.json.data.applied.map((r: { action: string }) => r.action)).toEqual([
+      "deleted landed branch",
+      "deleted landed branch",
+    ]);
     expect(f.repo.git(["branch", "--list", "berth/*"])).toBe("");
-    expect(existsSync(c.path)).toBe(false);
     expect(
       markerLines(f.marker)
         .filter((l) => l.startsWith("destroy"))
@@ -317,5 +318,31 @@ describe("the landed and stale sections", () => {
     ]);
     expect(ledgerFiles(f.repo)).toEqual([]);
     expect(readdirSync(join(commonDirOf(f.repo), "berth", "ledger"))).toEqual([]);
+  });
+});
+
+describe("landed berths with checkouts", () => {
+  it("tears down a landed berth and deletes its branch by compare-and-swap", async () => {
+    const f = setUp();
+    const a = await start(f, "a");
+    const b = await start(f, "b", a);
+    // B lands (accept from the main checkout); A is an earlier stage of the train, now landed.
+    const accept = await f.berth(["accept", b.id, "--yes", "--json"]);
+    expect(accept.code).toBe(0);
+    const status = await f.berth(["status", "--json"]);
+    expect(status.json.data.worktrees.find((w: Berth) => w.path === a.path).state).toBe("landed");
+    const run = await f.berth(["worktree", "prune", "--yes", "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.json.data.sections.landed).toEqual([
+      expect.objectContaining({ kind: "worktree", path: a.path, delete_branch: a.branch }),
+    ]);
+    expect(existsSync(a.path)).toBe(false);
+    expect(f.repo.git(["branch", "--list", "berth/*"])).toBe("");
+    expect(
+      markerLines(f.marker)
+        .filter((l) => l.startsWith("destroy"))
+        .sort(),
+    ).toEqual([`destroy ${a.id}`, `destroy ${b.id}`].sort());
+    expect(ledgerFiles(f.repo)).toEqual([]);
   });
 });

@@ -7,6 +7,6 @@ export async function tourCommand(
   ctx: Context,
   options: { keep?: boolean },
 ): Promise<CommandOutcome> {
-  const result = await runTour(ctx, null, options.keep === true);
+  const result = await runTour(ctx, options.keep === true);
   return { result, human: (c) => ({ stdout: result.data ? renderTour(result.data, c) : "" }) };
 }

@@ -5,6 +5,7 @@ import type { Context } from "../context.js";
 import { UserError } from "../errors.js";
 import { runGit } from "../git/run.js";
 import type { VerbResult } from "../result.js";
+import { applyAccept, planAccept } from "./accept.js";
 import { runGate } from "./gate.js";
 import { applyPrune, type PruneData } from "./prune.js";
 import { planPrune } from "./prune-plan.js";
@@ -29,9 +30,6 @@ export interface TourData {
   removed: boolean;
 }
 
-/** Hook for the last chapters (landing), so the verb stays one flow. */
-export type Lander = (ctx: Context, berthPath: string) => Promise<VerbResult>;
-
 const TOUR_CONFIG = `# The tour's own berth.toml: one check, one resource that leaves a trace.
 [gate]
 checks = [{ name = "readme", run = "test -f README.md" }]
@@ -41,11 +39,7 @@ create = 'echo "created for $BERTH_ID" > "$BERTH_REPO/../scratch-$BERTH_ID"'
 destroy = 'rm -f "$BERTH_REPO/../scratch-$BERTH_ID"'
 `;
 
-export async function runTour(
-  ctx: Context,
-  land: Lander | null,
-  keep = false,
-): Promise<VerbResult<TourData>> {
+export async function runTour(ctx: Context, keep = false): Promise<VerbResult<TourData>> {
   const folder = await mkdtemp(join(tmpdir(), "berth-tour-"));
   const repoPath = join(folder, "shipyard");
   const data: TourData = { folder, chapters: [], removed: false };
@@ -134,27 +128,28 @@ export async function runTour(
     });
 
     const last = stages.at(-1) as StartData;
-    if (land !== null) {
-      const landed = await land(at(last.path), last.path);
-      if (!landed.ok)
-        throw new UserError(
-          "internal",
-          `the tour could not land ${last.id}: ${landed.error?.message}`,
-        );
-      say(
-        `berth accept (in ${last.id})`,
-        "The last stage landed: the trunk fast-forwarded to the commit its receipt proved, carrying all three stages.",
+    const acceptPlan = await planAccept(at(last.path), {});
+    const landed = await applyAccept(at(last.path), acceptPlan);
+    if (!landed.ok) {
+      throw new UserError(
+        "internal",
+        `the tour could not land ${last.id}: ${landed.error?.message}`,
       );
-      const cleanupPlan = await planPrune(at(repoPath));
-      const cleaned = await applyPrune(at(repoPath), cleanupPlan, { contained: false });
-      data.chapters.push({
-        kind: "prune",
-        title: "berth worktree prune --yes",
-        text: "The train has landed, so the kept refs are ordinary landed branches now: the landed-class prune deletes them.",
-        prune: cleaned.data as PruneData,
-        dryRun: false,
-      });
     }
+    say(
+      `berth accept (in ${last.id})`,
+      "The last stage's receipt is honored, so no check reruns: the trunk fast-forwarded to the commit it proved, " +
+        "carrying all three stages, and the berth was torn down.",
+    );
+    const cleanupPlan = await planPrune(at(repoPath));
+    const cleaned = await applyPrune(at(repoPath), cleanupPlan, { contained: false });
+    data.chapters.push({
+      kind: "prune",
+      title: "berth worktree prune --yes",
+      text: "The train has landed, so the kept refs are ordinary landed branches now: the landed-class prune deletes them.",
+      prune: cleaned.data as PruneData,
+      dryRun: false,
+    });
   } finally {
     if (!keep) {
       await rm(folder, { recursive: true, force: true });
