@@ -181,6 +181,16 @@ export function buildProgram(): Command {
       ),
     );
 
+  common(
+    program
+      .command("desk")
+      .description("the interactive terminal view of the fleet, with per-berth actions"),
+  ).action((opts) =>
+    execute("desk", opts, async (ctx) =>
+      (await import("./commands/desk.js")).deskCommand(ctx, opts),
+    ),
+  );
+
   common(program.command("gate").description("run the declared checks here and record a receipt"))
     .option("--dry-run", "show the checks and change nothing")
     .action((opts) =>

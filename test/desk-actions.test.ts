@@ -1,0 +1,191 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { proposeDeskAction } from "../src/commands/desk-actions.js";
+import { buildDeskModel, type DeskBerthItem } from "../src/core/desk-model.js";
+import { readStatus } from "../src/core/status.js";
+import type { ActionProposal, ConfirmableAction } from "../src/ui/desk/types.js";
+import { logbookLines } from "./helpers/logbook.js";
+import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
+import { type StartedBerth, startWithCommit } from "./helpers/train.js";
+
+/**
+ * The desk's actions, in process on real repositories: each shows the CLI
+ * verb's exact command and plan, changes nothing until confirmed, runs the
+ * verb's own core code, and is logged as that verb's invocation.
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+const refs = (r: TestRepo) => r.git(["for-each-ref", "--format=%(refname) %(objectname)"]);
+const worktrees = (r: TestRepo) => r.git(["worktree", "list", "--porcelain"]);
+
+async function itemFor(r: TestRepo, berth: StartedBerth): Promise<DeskBerthItem> {
+  const { ctx } = testContext(r.path, r.env);
+  const status = await readStatus(ctx, { all: true });
+  const model = buildDeskModel(status.data as NonNullable<typeof status.data>, ctx.now());
+  const item = model.items.find((i) => i.kind === "berth" && i.row.path === berth.path);
+  if (item === undefined || item.kind !== "berth") throw new Error(`${berth.id} is not a row`);
+  return item;
+}
+
+async function propose(
+  r: TestRepo,
+  action: "gate" | "update" | "accept" | "reclaim" | "drop",
+  berth: StartedBerth,
+): Promise<ActionProposal> {
+  const { ctx } = testContext(r.path, r.env);
+  return proposeDeskAction({ base: ctx, cwd: () => r.path }, action, await itemFor(r, berth));
+}
+
+function confirmable(proposal: ActionProposal): ConfirmableAction {
+  if (proposal.kind !== "confirm") throw new Error(`refused: ${proposal.text}`);
+  return proposal;
+}
+
+const finishes = (r: TestRepo) =>
+  logbookLines(r.path)
+    .map((line) => JSON.parse(line))
+    .filter((e) => e.event === "finish");
+
+const noSignal = new AbortController().signal;
+
+describe("desk reclaim (ADR 0225)", () => {
+  it("names the command, what is kept and destroyed; No changes nothing; y reclaims that berth alone and keeps its ref", async () => {
+    repo = makeRepo();
+    const a = await startWithCommit(repo, "a");
+    const b = await startWithCommit(repo, "b", a);
+    await startWithCommit(repo, "c", b);
+    const refsBefore = refs(repo);
+    expect((await itemFor(repo, a)).group).toBe("contained");
+    expect((await itemFor(repo, b)).group).toBe("contained");
+
+    const declined = confirmable(await propose(repo, "reclaim", a));
+    expect(declined.command).toBe("berth worktree prune --contained --yes");
+    expect(declined.note).toContain(`the desk reclaims ${a.id} alone`);
+    expect(declined.planText).toContain(`keeps:     the branch refs ${a.branch}`);
+    expect(declined.planText).toContain(
+      "destroys:  their checkouts and per-berth state, the gate receipt included",
+    );
+    expect(declined.planText).toContain("contained (reclaim: --contained) (1)"); // a alone, not b
+    expect(declined.question).toBe(`Reclaim ${a.id} (branch ${a.branch} is kept)?`);
+    const worktreesBefore = worktrees(repo);
+    await declined.decline();
+    expect(worktrees(repo)).toBe(worktreesBefore);
+    expect(refs(repo)).toBe(refsBefore);
+    expect(finishes(repo).at(-1)).toMatchObject({
+      verb: "worktree prune",
+      outcome: "refused",
+      error_code: "confirmation_required",
+    });
+
+    const confirmed = confirmable(await propose(repo, "reclaim", a));
+    const result = await confirmed.apply(noSignal, () => undefined);
+    expect(result.ok).toBe(true);
+    expect(result.text).toContain(`reclaimed (branch ${a.branch} kept)`);
+    expect(existsSync(a.path)).toBe(false);
+    expect(existsSync(b.path)).toBe(true); // also contained, but not what the desk asked for
+    expect(refs(repo)).toBe(refsBefore); // every ref, a's included, byte-identical
+    expect(finishes(repo).at(-1)).toMatchObject({ verb: "worktree prune", outcome: "ok" });
+  });
+
+  it("refuses, changing nothing, when the berth stopped being contained after the desk read it", async () => {
+    repo = makeRepo();
+    const a = await startWithCommit(repo, "a");
+    await startWithCommit(repo, "b", a);
+    const item = await itemFor(repo, a);
+    writeFileSync(join(a.path, "late.txt"), "late\n");
+    const before = worktrees(repo);
+    const { ctx } = testContext(repo.path, repo.env);
+    const proposal = await proposeDeskAction({ base: ctx, cwd: () => ctx.cwd }, "reclaim", item);
+    expect(proposal.kind).toBe("refused");
+    expect(proposal.kind === "refused" && proposal.text).toContain(
+      `${a.id} is no longer contained`,
+    );
+    expect(worktrees(repo)).toBe(before);
+  });
+});
+
+describe("desk drop", () => {
+  it("shows --force only when the plan says work would be lost, and says so", async () => {
+    repo = makeRepo();
+    const worked = await startWithCommit(repo, "worked");
+    const fresh = await startWithCommit(repo, "fresh", undefined, 0);
+
+    const forced = confirmable(await propose(repo, "drop", worked));
+    expect(forced.command).toBe(`berth worktree drop ${worked.id} --force --yes`);
+    expect(forced.note).toContain("discards work");
+    expect(forced.planText).toContain("discards");
+    expect(forced.planText).toContain("1 commit(s) not on the trunk");
+
+    const plain = confirmable(await propose(repo, "drop", fresh));
+    expect(plain.command).toBe(`berth worktree drop ${fresh.id} --yes`);
+    expect(plain.note).toBeNull();
+    expect(plain.planText).not.toContain("discards");
+    const result = await plain.apply(noSignal, () => undefined);
+    expect(result.ok).toBe(true);
+    expect(result.text).toContain(`dropped ${fresh.id}`);
+    expect(existsSync(fresh.path)).toBe(false);
+    expect(existsSync(worked.path)).toBe(true);
+    expect(finishes(repo).at(-1)).toMatchObject({ verb: "worktree drop", outcome: "ok" });
+  });
+});
+
+describe("desk gate, update, accept", () => {
+  it("gates in the berth's folder and records a receipt, as `berth gate` there would", async () => {
+    repo = makeRepo();
+    const berth = await startWithCommit(repo, "g");
+    const proposal = confirmable(await propose(repo, "gate", berth));
+    expect(proposal.command).toBe(`cd ${berth.path} && berth gate`);
+    expect(proposal.planText).toContain(`would gate ${berth.branch}`);
+    expect((await itemFor(repo, berth)).row.receipt).toBe("missing");
+    const result = await proposal.apply(noSignal, () => undefined);
+    expect(result.ok).toBe(true);
+    expect((await itemFor(repo, berth)).row.receipt).toBe("honored");
+    expect((await itemFor(repo, berth)).group).toBe("ready");
+    expect(finishes(repo).at(-1)).toMatchObject({
+      verb: "gate",
+      outcome: "ok",
+      path: berth.path,
+    });
+  });
+
+  it("shows the gate's own refusal on a dirty tree, and nothing runs", async () => {
+    repo = makeRepo();
+    const berth = await startWithCommit(repo, "g");
+    writeFileSync(join(berth.path, "wip.txt"), "wip\n");
+    const proposal = await propose(repo, "gate", berth);
+    expect(proposal.kind).toBe("refused");
+    expect(proposal.kind === "refused" && proposal.text).toMatch(/^berth gate: /);
+    expect(proposal.kind === "refused" && proposal.text).toContain("next:");
+    expect(finishes(repo).at(-1)).toMatchObject({ verb: "gate", outcome: "refused" });
+  });
+
+  it("updates in the berth's folder", async () => {
+    repo = makeRepo();
+    const berth = await startWithCommit(repo, "u");
+    repo.write("trunk.txt", "moved\n");
+    repo.commit("trunk moves");
+    const proposal = confirmable(await propose(repo, "update", berth));
+    expect(proposal.command).toBe(`cd ${berth.path} && berth update`);
+    expect(proposal.planText).toContain("would bring in 1 commit(s) from main");
+    const result = await proposal.apply(noSignal, () => undefined);
+    expect(result.ok).toBe(true);
+    expect((await itemFor(repo, berth)).row.behind).toBe(0);
+  });
+
+  it("accepts with the command `berth accept <id> --yes` and lands the tip", async () => {
+    repo = makeRepo();
+    const berth = await startWithCommit(repo, "land");
+    const tip = repo.git(["rev-parse", berth.branch]);
+    const proposal = confirmable(await propose(repo, "accept", berth));
+    expect(proposal.command).toBe(`berth accept ${berth.id} --yes`);
+    expect(proposal.planText).toContain("by running the gate now");
+    expect(repo.git(["rev-parse", "main"])).not.toBe(tip);
+    const result = await proposal.apply(noSignal, () => undefined);
+    expect(result.ok).toBe(true);
+    expect(repo.git(["rev-parse", "main"])).toBe(tip);
+    expect(finishes(repo).at(-1)).toMatchObject({ verb: "accept", outcome: "ok" });
+  });
+});

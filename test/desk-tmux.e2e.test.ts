@@ -1,0 +1,200 @@
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { worktreePaths } from "./helpers/fleet.js";
+import { logbookLines } from "./helpers/logbook.js";
+import { BERTH_BIN, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * `berth desk` in a real terminal: tmux runs the built binary, send-keys
+ * types, capture-pane reads the screen. A three-stage train; the desk
+ * reclaims its first stage after one declined and one confirmed `r`, keeps
+ * the branch ref, and quits on `q`. The desk runs without CI in its
+ * environment: ink renders statically (no redraw) when it sees CI.
+ */
+
+const SCREEN_DEADLINE_MS = 15_000;
+
+let repo: TestRepo | undefined;
+let socket: string | undefined;
+afterEach(() => {
+  if (socket !== undefined) spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+  socket = undefined;
+  repo?.cleanup();
+  repo = undefined;
+});
+
+function requireTmux(): void {
+  const probe = spawnSync("tmux", ["-V"], { stdio: "ignore" });
+  if (probe.error !== undefined || probe.status !== 0) {
+    throw new Error("tmux is not installed: run bash .ci/setup-tmux.sh (CI runs it from .ci/run)");
+  }
+}
+
+/** The environment of the tmux server, and so of the desk: no CI markers, a real terminal type. */
+function terminalEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (key === "CI" || key === "CONTINUOUS_INTEGRATION" || key.startsWith("CI_")) continue;
+    if (key === "TMUX" || key === "TMUX_PANE") continue;
+    out[key] = value;
+  }
+  return { ...out, TERM: "xterm-256color" };
+}
+
+class Terminal {
+  constructor(
+    private readonly sock: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  tmux(args: string[]): { status: number | null; stdout: string } {
+    const run = spawnSync("tmux", ["-L", this.sock, ...args], { env: this.env, encoding: "utf8" });
+    return { status: run.status, stdout: run.stdout ?? "" };
+  }
+
+  screen(): string {
+    return this.tmux(["capture-pane", "-p", "-t", "desk"]).stdout;
+  }
+
+  keys(...keys: string[]): void {
+    const sent = this.tmux(["send-keys", "-t", "desk", ...keys]);
+    if (sent.status !== 0) throw new Error(`tmux send-keys ${keys.join(" ")} failed`);
+  }
+
+  /** Polls the screen until `test` holds; fails with the last screen after the deadline. */
+  async waitFor(what: string, test: (screen: string) => boolean): Promise<string> {
+    const deadline = Date.now() + SCREEN_DEADLINE_MS;
+    let last = "";
+    while (Date.now() < deadline) {
+      last = this.screen();
+      if (test(last)) return last;
+      await sleep(150);
+    }
+    throw new Error(`the screen never showed ${what}; last screen:\n${last}`);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The row the desk marks as selected ("> " at the start of the line). */
+function selectedLine(screen: string): string | undefined {
+  return screen.split("\n").find((line) => line.startsWith("> "));
+}
+
+interface Berth {
+  id: string;
+  branch: string;
+  path: string;
+}
+
+async function startStage(r: TestRepo, name: string, from?: Berth): Promise<Berth> {
+  const args = ["start", name, ...(from ? ["--from", from.branch] : []), "--json"];
+  const run = await runBerth(args, { cwd: r.path, env: r.env });
+  if (run.code !== 0) throw new Error(`start ${name}: ${run.stdout}${run.stderr}`);
+  const berth = run.json.data as Berth;
+  r.write(`${name}.txt`, `${name}\n`, berth.path);
+  r.commit(name, berth.path);
+  return berth;
+}
+
+describe("berth desk in a real terminal", () => {
+  it("reclaims a contained stage only after y, keeps its branch ref, and quits on q", async () => {
+    requireTmux();
+    repo = makeRepo();
+    const a = await startStage(repo, "a");
+    const b = await startStage(repo, "b", a);
+    await startStage(repo, "c", b);
+    const r = repo;
+    const refs = () => r.git(["for-each-ref", "--format=%(refname) %(objectname)"]);
+    const refsBefore = refs();
+    const worktreesBefore = worktreePaths(r);
+
+    socket = `berth-test-${randomBytes(6).toString("hex")}`;
+    const env = terminalEnv(r.env);
+    const exitFile = join(r.dir.path, "desk-exit");
+    const script = join(r.dir.path, "desk.sh");
+    writeFileSync(
+      script,
+      `cd '${r.path}' || exit 9\nenv -u CI TERM=xterm-256color '${process.execPath}' '${BERTH_BIN}' desk\necho "$?" > '${exitFile}'\n`,
+    );
+    const term = new Terminal(socket, env);
+    const started = term.tmux([
+      "new-session",
+      "-d",
+      "-s",
+      "desk",
+      "-x",
+      "160",
+      "-y",
+      "50",
+      `sh '${script}'`,
+    ]);
+    expect(started.status).toBe(0);
+
+    // The groups, in decision order, with the two spent stages contained.
+    const first = await term.waitFor("the grouped fleet", (s) =>
+      /ready to accept \(\d+\)[\s\S]*working \(1\)[\s\S]*contained \(2\)[\s\S]*needs attention \(0\)[\s\S]*kept refs \(0\)/.test(
+        s,
+      ),
+    );
+    expect(first).toContain(`contained in ${b.branch} (+1)`);
+
+    // Move the selection to stage a.
+    for (let i = 0; i < 6 && !selectedLine(term.screen())?.includes(a.id); i++) {
+      const before = selectedLine(term.screen());
+      term.keys("j");
+      await term.waitFor("the selection move", (s) => selectedLine(s) !== before);
+    }
+    expect(selectedLine(term.screen())).toContain(a.id);
+
+    // r: the exact command and what is kept and destroyed; Enter answers No.
+    term.keys("r");
+    const confirm = await term.waitFor("the reclaim confirmation", (s) => s.includes("[y/N]"));
+    expect(confirm).toContain("$ berth worktree prune --contained --yes");
+    expect(confirm).toContain(`keeps:     the branch refs ${a.branch}`);
+    expect(confirm).toContain("destroys:  their checkouts and per-berth state, the gate receipt");
+    expect(confirm).toContain(`Reclaim ${a.id} (branch ${a.branch} is kept)? [y/N]`);
+    term.keys("Enter");
+    await term.waitFor("the declined answer", (s) => s.includes("Not confirmed; nothing changed."));
+    expect(refs()).toBe(refsBefore);
+    expect(worktreePaths(r)).toEqual(worktreesBefore);
+    expect(existsSync(a.path)).toBe(true);
+
+    // r, then y: the checkout goes, every ref (a's included) stays.
+    term.keys("r");
+    await term.waitFor("the reclaim confirmation again", (s) => s.includes("[y/N]"));
+    term.keys("y");
+    await term.waitFor("the reclaim's result", (s) =>
+      s.includes(`reclaimed (branch ${a.branch} kept)`),
+    );
+    expect(existsSync(a.path)).toBe(false);
+    expect(worktreePaths(r)).toEqual(worktreesBefore.filter((p) => p !== a.path));
+    expect(refs()).toBe(refsBefore);
+    // The refresh shows a's branch as a kept ref, inside b.
+    await term.waitFor("the kept ref", (s) => /kept refs \(1\)\n.*inside/.test(s));
+    expect(term.screen()).toContain(`${a.branch} (+1) at`);
+
+    // Logged like the CLI: one declined and one applied `worktree prune`.
+    const finishes = logbookLines(r.path)
+      .map((line) => JSON.parse(line))
+      .filter((e) => e.event === "finish" && e.verb === "worktree prune");
+    expect(finishes.map((e) => [e.outcome, e.error_code])).toEqual([
+      ["refused", "confirmation_required"],
+      ["ok", null],
+    ]);
+
+    // q: the desk exits 0 and its tmux session ends with it.
+    term.keys("q");
+    const deadline = Date.now() + SCREEN_DEADLINE_MS;
+    while (Date.now() < deadline && !existsSync(exitFile)) await sleep(100);
+    expect(existsSync(exitFile)).toBe(true);
+    expect(readFileSync(exitFile, "utf8").trim()).toBe("0");
+    while (Date.now() < deadline && term.tmux(["has-session", "-t", "desk"]).status === 0) {
+      await sleep(100);
+    }
+    expect(term.tmux(["has-session", "-t", "desk"]).status).not.toBe(0);
+  });
+});
