@@ -15,7 +15,8 @@ import { BERTH_BIN, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js"
  * environment: ink renders statically (no redraw) when it sees CI.
  */
 
-const SCREEN_DEADLINE_MS = 15_000;
+// Generous: a loaded 2-core machine runs other suites beside this one.
+const SCREEN_DEADLINE_MS = 30_000;
 
 let repo: TestRepo | undefined;
 let socket: string | undefined;
