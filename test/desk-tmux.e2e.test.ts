@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { worktreePaths } from "./helpers/fleet.js";
@@ -21,7 +21,12 @@ const SCREEN_DEADLINE_MS = 30_000;
 let repo: TestRepo | undefined;
 let socket: string | undefined;
 afterEach(() => {
-  if (socket !== undefined) spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+  if (socket !== undefined) {
+    spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+    // tmux leaves its socket file behind when the server ends with its last session.
+    const uid = process.getuid?.() ?? 0;
+    rmSync(join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${uid}`, socket), { force: true });
+  }
   socket = undefined;
   repo?.cleanup();
   repo = undefined;
