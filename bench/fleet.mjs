@@ -57,7 +57,9 @@ function sh(script, args, options) {
 /** Runs one fixed script over `items` in `lanes` parallel `sh` processes. */
 async function shLanes(script, items, lanes, options) {
   const byLane = Array.from({ length: lanes }, () => []);
-  items.forEach((item, i) => byLane[i % lanes].push(...item));
+  items.forEach((item, i) => {
+    byLane[i % lanes].push(...item);
+  });
   await Promise.all(byLane.filter((a) => a.length > 0).map((args) => sh(script, args, options)));
 }
 
@@ -238,7 +240,9 @@ export async function buildFleet({ worktrees, trunkCommits = 3000, files = 300, 
       repo,
       receiptTips.map((t) => `${t}^{tree}\n`).join(""),
     ).split("\n");
-    receiptTips.forEach((tip, i) => trees.set(tip, answer[i]));
+    receiptTips.forEach((tip, i) => {
+      trees.set(tip, answer[i]);
+    });
   }
   const logLines = [];
   const createdAt = new Date((now - 3 * 3600) * 1000).toISOString();
