@@ -39,10 +39,8 @@ const now = new Date();
 // are read once: both approaches need them equally.
 const survey = await surveyFleet(repo);
 const activity = await readFleetActivity(repo, survey.worktrees, now);
-const activityOf = (w) => {
-  const a = activity.worktrees.get(w.entry.path);
-  return { running: a?.running ?? null, gitActivity: a?.gitActivity ?? null };
-};
+// Works with either shape of the containment input (ActivityView or WorktreeActivity).
+const activityOf = (w) => activity.worktrees.get(w.entry.path);
 const logbookEnabled = activity.logbook === "on";
 const trunk = survey.trunk;
 const prefix = repo.config.repository.branch_prefix;
@@ -151,11 +149,13 @@ async function classifyPerCandidate() {
     if (w.isCurrent || w.entry.locked || w.marker === null) return;
     if (w.readable !== true || w.status === null || w.status.changedFiles > 0) return;
     if (w.entry.branch === trunk.name || onTrunk) return;
+    // Clause 4, as src/core/activity.ts isIdle: the logbook narrows, else git's traces.
     const act = activityOf(w);
-    if (logbookEnabled ? act.running !== null : true) {
-      if (logbookEnabled || act.gitActivity === null) return;
-      if (now.getTime() - act.gitActivity.getTime() < 3_600_000) return;
-    }
+    const idle =
+      act?.signal === "logbook"
+        ? act.running === null
+        : act?.gitActivity != null && now.getTime() - act.gitActivity.getTime() >= 3_600_000;
+    if (!idle) return;
     candidates.push({
       key: w.entry.path,
       branch: w.entry.branch,

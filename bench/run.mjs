@@ -44,16 +44,45 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU time (user + system) of every child this process has waited for, which
+ * includes their own waited-for children (berth's git processes, xargs's):
+ * the work a contender did, less sensitive to other load than wall time.
+ * Linux only; null elsewhere.
+ */
+function childrenCpuMs() {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Times each contender `count` times in interleaved, rotating rounds after one
  * warm-up round. A contender is { label, cmd, argv, options, check? }.
  */
 function race(contenders, count) {
   const samples = contenders.map(() => []);
+  const cpu = contenders.map(() => []);
+  let lastCpu = null;
   const once = (c) => {
+    const cpuBefore = childrenCpuMs();
     const start = process.hrtime.bigint();
     const result = spawnSync(c.cmd, c.argv, { ...c.options, maxBuffer: 1 << 28 });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    const cpuAfter = childrenCpuMs();
+    lastCpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
     if (result.status !== 0) {
       throw new Error(
         `${c.label} failed (${result.status}): ${String(result.stderr).slice(0, 500)}`,
@@ -68,12 +97,14 @@ function race(contenders, count) {
     for (let k = 0; k < contenders.length; k++) {
       const i = (round_ + k) % contenders.length;
       samples[i].push(once(contenders[i]));
+      if (lastCpu !== null) cpu[i].push(lastCpu);
     }
   }
   return contenders.map((c, i) => ({
     label: c.label,
     median_ms: round(median(samples[i])),
     samples: samples[i].map(Math.round),
+    cpu_median_ms: cpu[i].length > 0 ? round(median(cpu[i])) : null,
     load_before: loadBefore,
     load_after: load(),
   }));
@@ -224,8 +255,8 @@ for (const size of sizes) {
       available: true,
       rows: [pruneRow, statusRow],
       ratios: {
-        prune_vs_status: round((pruneRow.median_ms / statusRow.median_ms) * 10) / 10,
-        prune_vs_floor: round((pruneRow.median_ms / floor) * 10) / 10,
+        prune_vs_status: +(pruneRow.median_ms / statusRow.median_ms).toFixed(2),
+        prune_vs_floor: +(pruneRow.median_ms / floor).toFixed(2),
       },
     };
   }
@@ -245,6 +276,10 @@ for (const size of sizes) {
         status_vs_sequential: +(berthStatus / sequential).toFixed(2),
         status_vs_sh_per_item: +(berthStatus / shPerItem).toFixed(2),
         floor_vs_sequential: +(floor / sequential).toFixed(2),
+        status_cpu_vs_floor_cpu:
+          status[0].cpu_median_ms && status[2].cpu_median_ms
+            ? +(status[0].cpu_median_ms / status[2].cpu_median_ms).toFixed(2)
+            : null,
       },
     },
     classification: classify,
@@ -308,10 +343,12 @@ function print(r) {
         ` (${f.train_stages} train stages, ${f.kept_refs} kept refs, ${f.landed} landed, ${f.dirty} dirty, ${f.receipts} receipts)`,
     );
     for (const row of s.status.rows)
-      console.log(`  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms`);
+      console.log(
+        `  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
+      );
     const q = s.status.ratios;
     console.log(
-      `  status/floor ${q.status_vs_floor} (target <= 1.25)   status/sequential ${q.status_vs_sequential} (target <= 0.8)   floor/sequential ${q.floor_vs_sequential}`,
+      `  status/floor ${q.status_vs_floor} (target <= 1.25)   status/sequential ${q.status_vs_sequential} (target <= 0.8)   floor/sequential ${q.floor_vs_sequential}   cpu status/floor ${q.status_cpu_vs_floor_cpu}`,
     );
     const c = s.classification;
     console.log(
@@ -319,7 +356,9 @@ function print(r) {
     );
     if (s.prune.available) {
       for (const row of s.prune.rows)
-        console.log(`  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms`);
+        console.log(
+          `  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
+        );
       console.log(
         `  prune/status ${s.prune.ratios.prune_vs_status}, prune/floor ${s.prune.ratios.prune_vs_floor}`,
       );
@@ -335,7 +374,9 @@ function print(r) {
   }
   console.log("\nstart-up (1-worktree repository)");
   for (const row of r.startup.rows)
-    console.log(`  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms`);
+    console.log(
+      `  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
+    );
   const o = r.startup.overhead_ms;
   console.log(
     `  over node -e 0: --version +${o.version} ms (target <= 60), --help +${o.help} ms, status +${o.status} ms (target <= 150); status spawns ${r.startup.git_processes.status.total} git`,
