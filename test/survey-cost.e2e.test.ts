@@ -3,11 +3,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentJournal } from "../src/context.js";
-import { readFleetActivity } from "../src/core/activity.js";
+import { readFleetActivity, type WorktreeActivity } from "../src/core/activity.js";
 import { readAncestry } from "../src/core/ancestry.js";
 import { classifyContainment } from "../src/core/containment.js";
 import { openRepository } from "../src/core/repository.js";
-import { isLanded, surveyFleet } from "../src/core/survey.js";
+import { isLanded, surveyFleet, type WorktreeFacts } from "../src/core/survey.js";
 import { installGitCounter } from "./helpers/git-counter.js";
 import { BERTH_BIN, makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 
@@ -57,6 +57,8 @@ describe("survey cost (spec section 10)", () => {
     // rev-parse, worktree list, for-each-ref, merge-base, rev-list, cat-file (receipts).
     expect(others.length).toBeLessThanOrEqual(8);
     expect(others).toContain("cat-file");
+    // The landed (and containment) classification: one ancestry walk for the whole fleet.
+    expect(others.filter((sub) => sub === "merge-base" || sub === "rev-list")).toHaveLength(2);
     // The statuses really were read: dirty, clean and unreadable rows as made.
     const row = (i: number) => rows.find((r) => r.id === ids[i]);
     expect(row(0)).toMatchObject({ readable: true, clean: false });
@@ -89,15 +91,13 @@ describe("survey cost (spec section 10)", () => {
       const landed = survey.worktrees.filter((w) =>
         isLanded(w.entry.head, w.marker, w.entry.branch, trunk, ancestry),
       );
-      const containment = classifyContainment({
+      const input = {
         survey: { ...survey, ancestry },
         logbookEnabled: activity.logbook === "on",
-        activityOf: (w) => {
-          const a = activity.worktrees.get(w.entry.path);
-          return { running: a?.running ?? null, gitActivity: a?.gitActivity ?? null };
-        },
+        activityOf: (w: WorktreeFacts) => activity.worktrees.get(w.entry.path) as WorktreeActivity,
         now: ctx.now(),
-      });
+      };
+      const containment = classifyContainment(input);
       process.env.PATH = savedPath;
       expect(counter.calls().length).toBeLessThanOrEqual(3);
       expect(landed).toHaveLength(0);
