@@ -1,15 +1,19 @@
 // Builds a realistic fleet for benchmarks: a trunk with a few thousand commits,
-// trains of 3-5 stages, landed berths, dirty berths and kept refs (branches whose
-// checkout was reclaimed). Uses git directly (fast-import for history, worktree add
-// for checkouts) and writes berth's ready markers as `berth start` would.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+// trains of 3-5 stages, landed berths, dirty berths, kept refs (branches whose
+// checkout was reclaimed), a few gate receipts and a logbook. All history is
+// written by one `git fast-import`; checkouts by `git worktree add` from two
+// small `sh` lanes; berth's own files (ready markers, receipts, logbook) are
+// written as `berth start` / `berth gate` would. The same seed builds the same fleet.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export function benchEnv(home) {
   const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("GIT_")) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith("GIT_") && !k.startsWith("BERTH_")) env[k] = v;
+  }
   return {
     ...env,
     HOME: home,
@@ -32,112 +36,310 @@ function rng(seed) {
   };
 }
 
-export function buildFleet({ worktrees, trunkCommits = 3000, files = 300, seed = 42 }) {
+/** Runs `sh -c script` with arguments; resolves when it exits 0. */
+function sh(script, args, options) {
+  return new Promise((resolve, reject) => {
+    const child = spawn("sh", ["-c", script, "sh", ...args], {
+      ...options,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) =>
+      code === 0 ? resolve() : reject(new Error(`sh exited ${code}: ${stderr.slice(0, 500)}`)),
+    );
+  });
+}
+
+/** Runs one fixed script over `items` in `lanes` parallel `sh` processes. */
+async function shLanes(script, items, lanes, options) {
+  const byLane = Array.from({ length: lanes }, () => []);
+  items.forEach((item, i) => {
+    byLane[i % lanes].push(...item);
+  });
+  await Promise.all(byLane.filter((a) => a.length > 0).map((args) => sh(script, args, options)));
+}
+
+/**
+ * @param {{worktrees: number, trunkCommits?: number, files?: number, seed?: number}} options
+ *   `worktrees` linked worktrees are made (the main checkout comes on top).
+ */
+export async function buildFleet({ worktrees, trunkCommits = 3000, files = 300, seed = 42 }) {
   const root = mkdtempSync(join(tmpdir(), `berth-bench-${worktrees}-`));
   const home = join(root, "home");
   mkdirSync(home);
   const env = benchEnv(home);
   const repo = join(root, "repo");
+  const wtRoot = join(root, "repo.worktrees");
+  const common = join(repo, ".git");
   const git = (args, cwd = repo, input) =>
     execFileSync("git", args, { cwd, env, input, encoding: "utf8", maxBuffer: 1 << 28 }).trim();
   execFileSync("git", ["init", "-q", "-b", "main", repo], { env });
   git(["config", "gc.auto", "0"]);
 
-  // History: `files` files, then trunkCommits commits each touching one file.
-  let stream = "";
+  // One fast-import stream: the trunk, then every berth's commits.
+  const now = Math.floor(Date.now() / 1000);
+  let when = now - 400 * 24 * 3600;
+  let mark = 0;
+  const out = [];
   const blob = (text) => `data ${Buffer.byteLength(text)}\n${text}\n`;
-  for (let c = 1; c <= trunkCommits; c++) {
-    const when = 1_700_000_000 + c * 60;
-    stream += `commit refs/heads/main\nmark :${c}\ncommitter Bench <bench@example.com> ${when} +0000\n`;
-    stream += blob(`commit ${c}`);
-    if (c > 1) stream += `from :${c - 1}\n`;
-    if (c === 1) {
-      for (let f = 0; f < files; f++) {
-        stream += `M 100644 inline src/dir${f % 20}/file${f}.txt\n${blob(`file ${f}\n`.repeat(20))}`;
-      }
-    } else {
-      const f = c % files;
-      stream += `M 100644 inline src/dir${f % 20}/file${f}.txt\n${blob(`file ${f} v${c}\n`.repeat(20))}`;
-    }
+  const commit = (ref, parent, path, content, message) => {
+    mark++;
+    when += 60;
+    out.push(
+      `commit ${ref}\nmark :${mark}\ncommitter Bench <bench@example.com> ${when} +0000\n`,
+      blob(message),
+      parent ? `from :${parent}\n` : "",
+      ...(Array.isArray(path) ? path : [`M 100644 inline ${path}\n${blob(content)}`]),
+    );
+    return mark;
+  };
+  const firstFiles = [];
+  for (let f = 0; f < files; f++) {
+    firstFiles.push(
+      `M 100644 inline src/dir${f % 20}/file${f}.txt\n${blob(`file ${f}\n`.repeat(20))}`,
+    );
   }
-  git(["fast-import", "--quiet"], repo, stream);
-  git(["checkout", "-q", "-f", "main"]);
+  let trunk = commit("refs/heads/main", null, firstFiles, "", "commit 1");
+  for (let c = 2; c <= trunkCommits; c++) {
+    const f = c % files;
+    trunk = commit(
+      "refs/heads/main",
+      trunk,
+      `src/dir${f % 20}/file${f}.txt`,
+      `file ${f} v${c}\n`.repeat(20),
+      `commit ${c}`,
+    );
+  }
 
   const random = rng(seed);
-  const wtRoot = join(root, "repo.worktrees");
-  const common = join(repo, ".git");
-  let made = 0;
   let n = 0;
-  const commitIn = (path, label) => {
-    writeFileSync(join(path, `work-${label}.txt`), `${label}\n`);
-    git(["add", "-A"], path);
-    git(["commit", "-q", "-m", `work ${label}`], path);
-    return git(["rev-parse", "HEAD"], path);
-  };
-  const addBerth = (from, fromTip) => {
+  /** Every berth branch: { id, branch, from, forkMark, tipMark, checkout, dirty, receipt }. */
+  const berths = [];
+  const newBerth = (from, forkMark) => {
     const id = `b${String(n++).padStart(4, "0")}-${((n * 2654435761) >>> 0).toString(16).slice(0, 6)}`;
-    const path = join(wtRoot, id);
-    const branch = `berth/${id}`;
-    git(["worktree", "add", "-q", "--no-track", "-b", branch, path, fromTip]);
-    const key = git(["rev-parse", "--git-dir"], path).split("/").pop();
-    mkdirSync(join(common, "worktrees", key, "berth"), { recursive: true });
-    writeFileSync(
-      join(common, "worktrees", key, "berth", "ready"),
-      JSON.stringify({
-        id,
-        branch,
-        created_at: new Date().toISOString(),
-        berth_version: "bench",
-        from,
-        from_tip: fromTip,
-      }),
-    );
-    made++;
-    return { id, path, branch };
+    const berth = {
+      id,
+      branch: `berth/${id}`,
+      from,
+      forkMark,
+      tipMark: forkMark,
+      checkout: true,
+      dirty: false,
+      receipt: false,
+    };
+    berths.push(berth);
+    return berth;
   };
-
-  const landed = [];
+  const work = (berth) => {
+    berth.tipMark = commit(
+      `refs/heads/${berth.branch}`,
+      berth.tipMark,
+      `work/${berth.id}.txt`,
+      `${berth.id}\n`,
+      `work ${berth.id}`,
+    );
+  };
+  const kinds = { train_stages: 0, kept_refs: 0, landed: 0, dirty: 0, active: 0, receipts: 0 };
+  let made = 0;
   while (made < worktrees) {
+    // The trunk moves on now and then, so older berths fall behind.
+    if (random() < 0.15) {
+      const f = Math.floor(random() * files);
+      trunk = commit(
+        "refs/heads/main",
+        trunk,
+        `src/dir${f % 20}/file${f}.txt`,
+        `file ${f} moved on at ${mark}\n`,
+        `trunk moves ${mark}`,
+      );
+    }
     const kind = random();
-    const trunkTip = git(["rev-parse", "main"]);
     if (kind < 0.5) {
-      // A train of 3-5 stages; sometimes the first stages are reclaimed (kept refs).
-      const depth = Math.min(3 + Math.floor(random() * 3), worktrees - made);
+      // A train of 3-5 stages, each forked from the previous stage's branch.
+      // Sometimes its first stage was reclaimed: the branch stays as a kept ref.
+      const depth = 3 + Math.floor(random() * 3);
+      const reclaimFirst = random() < 0.3;
       let from = "main";
-      let tip = trunkTip;
-      const stages = [];
+      let tip = trunk;
       for (let s = 0; s < depth; s++) {
-        const berth = addBerth(from, tip);
-        tip = commitIn(berth.path, `${berth.id}`);
+        const berth = newBerth(from === "main" ? null : from, tip);
+        work(berth);
+        if (s === 0 && reclaimFirst) {
+          berth.checkout = false;
+          kinds.kept_refs++;
+        } else {
+          if (made >= worktrees) berth.checkout = false;
+          else {
+            made++;
+            kinds.train_stages++;
+          }
+        }
         from = berth.branch;
-        stages.push(berth);
-      }
-      if (random() < 0.3 && stages.length > 1) {
-        const first = stages[0];
-        git(["worktree", "remove", first.path]); // kept ref: branch stays, checkout goes
-        made--;
+        tip = berth.tipMark;
       }
     } else if (kind < 0.65) {
-      // A landed berth: its commit is fast-forwarded onto the trunk.
-      const berth = addBerth("main", trunkTip);
-      const tip = commitIn(berth.path, berth.id);
-      git(["update-ref", "refs/heads/main", tip, trunkTip]);
-      landed.push(berth);
+      // A landed berth: its commit was fast-forwarded onto the trunk.
+      const berth = newBerth(null, trunk);
+      work(berth);
+      out.push(`reset refs/heads/main\nfrom :${berth.tipMark}\n\n`);
+      trunk = berth.tipMark;
+      made++;
+      kinds.landed++;
     } else if (kind < 0.8) {
       // A dirty berth: one modified tracked file and one untracked file.
-      const berth = addBerth("main", trunkTip);
-      writeFileSync(join(berth.path, "src/dir0/file0.txt"), "edited\n");
-      writeFileSync(join(berth.path, "scratch.txt"), "scratch\n");
+      const berth = newBerth(null, trunk);
+      if (random() < 0.5) work(berth);
+      berth.dirty = true;
+      made++;
+      kinds.dirty++;
     } else {
-      const berth = addBerth("main", trunkTip);
-      commitIn(berth.path, berth.id);
+      const berth = newBerth(null, trunk);
+      work(berth);
+      berth.receipt = random() < 0.3;
+      made++;
+      kinds.active++;
     }
   }
-  // The main checkout follows the trunk it has checked out.
-  git(["reset", "-q", "--hard", "main"]);
-  const worktreePaths = git(["worktree", "list", "--porcelain"])
-    .split("\n")
-    .filter((l) => l.startsWith("worktree "))
-    .map((l) => l.slice(9));
-  return { root, repo, env, worktreePaths };
+  // A berth that never gained a commit still has its branch, at its fork point.
+  for (const berth of berths) {
+    if (berth.tipMark === berth.forkMark)
+      out.push(`reset refs/heads/${berth.branch}\nfrom :${berth.forkMark}\n\n`);
+  }
+  const marksFile = join(root, "marks");
+  git(["fast-import", "--quiet", `--export-marks=${marksFile}`], repo, out.join(""));
+  const sha = new Map(
+    readFileSync(marksFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => {
+        const [m, oid] = line.split(" ");
+        return [Number(m.slice(1)), oid];
+      }),
+  );
+  git(["checkout", "-q", "-f", "main"]);
+
+  // Checkouts, two lanes (worktree add registers under distinct admin dirs).
+  const withCheckout = berths.filter((b) => b.checkout);
+  await shLanes(
+    'while [ $# -gt 0 ]; do git worktree add -q "$1" "$2" || exit 1; shift 2; done',
+    withCheckout.map((b) => [join(wtRoot, b.id), b.branch]),
+    2,
+    { cwd: repo, env },
+  );
+
+  // berth's own files: ready markers, a few receipts, dirty edits, a logbook.
+  const trees = new Map();
+  const receiptTips = withCheckout.filter((b) => b.receipt).map((b) => sha.get(b.tipMark));
+  if (receiptTips.length > 0) {
+    const answer = git(
+      ["cat-file", "--batch-check=%(objectname)"],
+      repo,
+      receiptTips.map((t) => `${t}^{tree}\n`).join(""),
+    ).split("\n");
+    receiptTips.forEach((tip, i) => {
+      trees.set(tip, answer[i]);
+    });
+  }
+  const logLines = [];
+  const createdAt = new Date((now - 3 * 3600) * 1000).toISOString();
+  for (const berth of withCheckout) {
+    const path = join(wtRoot, berth.id);
+    const gitFile = readFileSync(join(path, ".git"), "utf8");
+    const adminDir = gitFile.replace(/^gitdir: /, "").trim();
+    mkdirSync(join(adminDir, "berth"), { recursive: true });
+    writeFileSync(
+      join(adminDir, "berth", "ready"),
+      JSON.stringify({
+        id: berth.id,
+        branch: berth.branch,
+        created_at: createdAt,
+        berth_version: "bench",
+        from: berth.from,
+        from_tip: sha.get(berth.forkMark),
+      }),
+    );
+    if (berth.receipt) {
+      const tip = sha.get(berth.tipMark);
+      writeFileSync(
+        join(adminDir, "berth", "receipt.json"),
+        `${JSON.stringify({
+          version: 1,
+          commit: tip,
+          tree: trees.get(tip),
+          branch: berth.branch,
+          trunk: "main",
+          trunk_tip: sha.get(berth.forkMark),
+          checks: [{ name: "test", command: "npm test", ok: true, duration_ms: 1200 }],
+          created_at: createdAt,
+        })}\n`,
+      );
+      kinds.receipts++;
+    }
+    if (berth.dirty) {
+      writeFileSync(join(path, "src/dir0/file0.txt"), "edited\n");
+      writeFileSync(join(path, "scratch.txt"), "scratch\n");
+    }
+    for (const [verb, offset] of [
+      ["start", 3 * 3600],
+      ["gate", 2 * 3600],
+    ]) {
+      const base = {
+        schema: 1,
+        invocation: `${berth.id}-${verb}`,
+        verb,
+        branch: berth.branch,
+        path,
+        pid: 1,
+        host: "bench-host",
+      };
+      const at = new Date((now - offset) * 1000).toISOString();
+      logLines.push(JSON.stringify({ ...base, at, event: "begin" }));
+      logLines.push(
+        JSON.stringify({
+          ...base,
+          at,
+          event: "finish",
+          outcome: "ok",
+          error_code: null,
+          duration_ms: 1500,
+        }),
+      );
+    }
+  }
+  const logbookDir = join(common, "berth", "logbook");
+  mkdirSync(logbookDir, { recursive: true });
+  writeFileSync(
+    join(logbookDir, `${new Date().toISOString().slice(0, 7)}.jsonl`),
+    `${logLines.join("\n")}\n`,
+  );
+
+  // Settle every index once, a second after the last checkout wrote it, as a
+  // user's own git commands would have: otherwise its entries stay "racily
+  // clean" and every read-only `git status` (GIT_OPTIONAL_LOCKS=0, which
+  // cannot write the refreshed index back) re-hashes every file.
+  await new Promise((r) => setTimeout(r, 1100));
+  const worktreePaths = [repo, ...withCheckout.map((b) => join(wtRoot, b.id))];
+  await shLanes(
+    'for wt do git -C "$wt" update-index -q --refresh >/dev/null || true; done',
+    worktreePaths.map((p) => [p]),
+    2,
+    { cwd: repo, env },
+  );
+
+  return {
+    root,
+    repo,
+    env,
+    worktreePaths,
+    summary: {
+      worktrees: worktreePaths.length,
+      branches: berths.length + 1,
+      trunk_commits: Number(git(["rev-list", "--count", "main"])),
+      ...kinds,
+    },
+  };
 }

@@ -62,14 +62,27 @@ async function execute(
   const { result } = outcome;
   await journal?.finish(result, thrown);
   if (options.json) {
-    process.stdout.write(outcome.json ? outcome.json() : renderJson(result));
+    await writeFully(process.stdout, outcome.json ? outcome.json() : renderJson(result));
   } else {
     const human: HumanOutput = outcome.human(colorsFor(ctx.stdoutIsTTY, ctx.env));
-    if (human.stdout) process.stdout.write(human.stdout);
-    if (human.stderr) process.stderr.write(human.stderr);
-    for (const hint of result.hints) process.stderr.write(`hint: ${hint}\n`);
+    const hints = result.hints.map((hint) => `hint: ${hint}\n`).join("");
+    await Promise.all([
+      human.stdout ? writeFully(process.stdout, human.stdout) : undefined,
+      writeFully(process.stderr, `${human.stderr ?? ""}${hints}`),
+    ]);
   }
   process.exit(exitCodeFor(result));
+}
+
+/**
+ * Writes and waits until the stream has handed the text to the OS. A pipe's
+ * write is asynchronous once its buffer (64 KiB) is full, and process.exit
+ * would otherwise cut a large `--json` document short for a slow reader.
+ */
+function writeFully(stream: NodeJS.WriteStream, text: string): Promise<void> {
+  if (text === "") return Promise.resolve();
+  // Resolves on error too (e.g. the reader went away): the exit code still tells.
+  return new Promise((resolve) => stream.write(text, () => resolve()));
 }
 
 /** 0 done, 1 refused or failed, 2 usage, or the verb's own (124 for an unmet await). */
@@ -327,7 +340,8 @@ async function main(argv: string[]): Promise<void> {
       const done = ["commander.helpDisplayed", "commander.version"].includes(error.code);
       if (!done && argv.includes("--json")) {
         const verb = argv.slice(2).find((a) => !a.startsWith("-")) ?? "berth";
-        process.stdout.write(
+        await writeFully(
+          process.stdout,
           renderJson({
             ok: false,
             verb,

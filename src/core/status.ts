@@ -72,9 +72,10 @@ export async function readStatus(
   const repo = await openRepository(ctx);
   const inMain = repo.location.toplevel === repo.mainPath;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
-  const survey = await surveyFleet(repo, {
-    readStatusOf: (w) => scope === "fleet" || w.isCurrent,
-  });
+  const survey = await surveyFleet(
+    repo,
+    scope === "fleet" ? {} : { readStatusOf: (w) => w.isCurrent },
+  );
   const inScope = survey.worktrees.filter((w) => scope === "fleet" || w.isCurrent);
   // Files only (logbook, reflogs, admin dirs) plus one cat-file for receipt trees; nothing written.
   const [receipts, activity] = await Promise.all([

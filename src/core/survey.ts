@@ -5,7 +5,7 @@ import { readWorktreeStatuses } from "../git/status.js";
 import { listWorktrees } from "../git/worktrees.js";
 import { readAdminKeys } from "../io/admin-dirs.js";
 import { adminDirFor } from "../io/paths.js";
-import { type ReadyMarker, readReadyMarker } from "../io/ready-marker.js";
+import { type ReadyMarker, readReadyMarkerSync } from "../io/ready-marker.js";
 import { type Ancestry, readAncestry } from "./ancestry.js";
 import { DEFAULT_POOL_SIZE } from "./pool.js";
 import type { Repository } from "./repository.js";
@@ -50,7 +50,10 @@ export interface FleetSurvey {
 }
 
 export interface SurveyOptions {
-  /** Which worktrees get a `git status` (default: all). */
+  /**
+   * Which worktrees get a `git status` (default: all). Leave it unset when all
+   * are wanted: the statuses then start before `git worktree list` answers.
+   */
   readStatusOf?: (facts: Pick<WorktreeFacts, "isMain" | "isCurrent" | "entry">) => boolean;
   poolSize?: number;
 }
@@ -60,10 +63,21 @@ export async function surveyFleet(
   options: SurveyOptions = {},
 ): Promise<FleetSurvey> {
   const cwd = repo.location.cwd;
-  const [entries, refs, adminKeys] = await Promise.all([
+  const lanes = options.poolSize ?? DEFAULT_POOL_SIZE;
+  const adminKeys = await readAdminKeys(repo.location.commonDir);
+  // The per-worktree statuses are nearly all of a survey's cost, so with every
+  // status wanted they start at once, on the paths git's own registration
+  // files name, while worktree list, for-each-ref and the ancestry run beside
+  // them. Each is still read fresh by this survey, never remembered.
+  const early =
+    options.readStatusOf === undefined
+      ? readStatusesByPath([repo.mainPath, ...adminKeys.keys()], lanes)
+      : null;
+  // Awaited below; this only keeps a failure there from counting as unhandled meanwhile.
+  early?.catch(() => undefined);
+  const [entries, refs] = await Promise.all([
     listWorktrees(cwd),
     listRefs(cwd, TRUNK_REF_PREFIXES),
-    readAdminKeys(repo.location.commonDir),
   ]);
   const trunk = detectTrunk(repo.config, refs);
   const branches = new Map(
@@ -75,27 +89,27 @@ export async function surveyFleet(
 
   const currentPath = await findCurrentPath(entries, repo.location.toplevel);
   const wantStatus = options.readStatusOf ?? (() => true);
-  const partial = await Promise.all(
-    entries.map(async (entry, i) => {
-      const isMain = i === 0;
-      const isCurrent = entry.path === currentPath;
-      const adminKey = isMain ? null : (adminKeys.get(entry.path) ?? null);
-      const adminDir = isMain
-        ? repo.location.commonDir
-        : adminKey === null
-          ? null
-          : adminDirFor(repo.location.commonDir, adminKey);
-      const marker = adminDir && !isMain ? await readReadyMarker(adminDir) : null;
-      const read = !entry.prunable && !entry.bare && wantStatus({ isMain, isCurrent, entry });
-      return { entry, isMain, isCurrent, adminKey, adminDir, marker, read };
-    }),
-  );
-  const toRead = partial.filter((p) => p.read);
-  const statuses = await readWorktreeStatuses(
-    toRead.map((p) => p.entry.path),
-    options.poolSize ?? DEFAULT_POOL_SIZE,
-  );
-  const statusByPath = new Map(toRead.map((p, i) => [p.entry.path, statuses[i] ?? null]));
+  const partial = entries.map((entry, i) => {
+    const isMain = i === 0;
+    const isCurrent = entry.path === currentPath;
+    const adminKey = isMain ? null : (adminKeys.get(entry.path) ?? null);
+    const adminDir = isMain
+      ? repo.location.commonDir
+      : adminKey === null
+        ? null
+        : adminDirFor(repo.location.commonDir, adminKey);
+    const marker = adminDir && !isMain ? readReadyMarkerSync(adminDir) : null;
+    const read = !entry.prunable && !entry.bare && wantStatus({ isMain, isCurrent, entry });
+    return { entry, isMain, isCurrent, adminKey, adminDir, marker, read };
+  });
+  const toRead = partial.filter((p) => p.read).map((p) => p.entry.path);
+  const statusByPath = new Map(early === null ? [] : await early);
+  // Worktrees the registration files did not name (added meanwhile, or a path
+  // spelled differently) are read now; any status read but not asked for is dropped.
+  const missing = toRead.filter((path) => !statusByPath.has(path));
+  for (const [path, status] of await readStatusesByPath(missing, lanes)) {
+    statusByPath.set(path, status);
+  }
 
   const ancestry = await ancestryPromise;
   const worktrees = partial.map(({ read, ...facts }): WorktreeFacts => {
@@ -113,6 +127,17 @@ export async function surveyFleet(
     };
   });
   return { repo, trunk, branches, worktrees, ancestry };
+}
+
+/** `git status` of each path, keyed by path (null where git could not read it). */
+async function readStatusesByPath(
+  paths: readonly string[],
+  lanes: number,
+): Promise<[string, StatusSummary | null][]> {
+  const unique = [...new Set(paths)];
+  if (unique.length === 0) return [];
+  const statuses = await readWorktreeStatuses(unique, lanes);
+  return unique.map((path, i) => [path, statuses[i] ?? null]);
 }
 
 /**

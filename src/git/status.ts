@@ -33,7 +33,15 @@ export async function readWorktreeStatuses(
   lanes: number,
 ): Promise<(StatusSummary | null)[]> {
   const results = new Array<StatusSummary | null>(paths.length).fill(null);
-  if (paths.length === 0) return results; // No lane: an empty one still costs a process.
+  if (paths.length <= lanes) {
+    // A lane of one would spawn `sh` only to spawn git: spawn git directly.
+    await Promise.all(
+      paths.map(async (path, i) => {
+        results[i] = await readWorktreeStatus(path).catch(() => null);
+      }),
+    );
+    return results;
+  }
   const laneCount = Math.max(1, Math.min(lanes, paths.length));
   const byLane = Array.from({ length: laneCount }, () => [] as number[]);
   for (let i = 0; i < paths.length; i++) byLane[i % laneCount]?.push(i);

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { readJsonFile, writeJsonAtomic } from "./atomic.js";
+import { readJsonFileSync, writeJsonAtomic } from "./atomic.js";
 import { readyMarkerPath } from "./paths.js";
 
 /** Proof that berth created a worktree (spec section 7, ownership). */
@@ -29,7 +29,17 @@ export async function writeReadyMarker(adminDir: string, marker: ReadyMarker): P
 
 /** The marker, or null when absent or unreadable (then berth does not own the worktree). */
 export async function readReadyMarker(adminDir: string): Promise<ReadyMarker | null> {
-  const raw = await readJsonFile(readyMarkerPath(adminDir)).catch(() => null);
+  return readReadyMarkerSync(adminDir);
+}
+
+/** Synchronous: the survey reads one per worktree (see readJsonFileSync). */
+export function readReadyMarkerSync(adminDir: string): ReadyMarker | null {
+  let raw: unknown;
+  try {
+    raw = readJsonFileSync(readyMarkerPath(adminDir));
+  } catch {
+    return null;
+  }
   const parsed = v.safeParse(MarkerSchema, raw);
   return parsed.success ? parsed.output : null;
 }

@@ -1,7 +1,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
-import { readJsonFile, writeJsonAtomic } from "./atomic.js";
+import { readJsonFileSync, writeJsonAtomic } from "./atomic.js";
 import { perBerthDir } from "./paths.js";
 
 /**
@@ -57,7 +57,17 @@ export async function writeReceipt(adminDir: string, receipt: Receipt): Promise<
  * JSON, or not a version-1 receipt reads as none: it proves nothing.
  */
 export async function readReceipt(adminDir: string): Promise<Receipt | null> {
-  const raw = await readJsonFile(receiptPath(adminDir)).catch(() => null);
+  return readReceiptSync(adminDir);
+}
+
+/** Synchronous: status reads one per worktree (see readJsonFileSync). */
+export function readReceiptSync(adminDir: string): Receipt | null {
+  let raw: unknown;
+  try {
+    raw = readJsonFileSync(receiptPath(adminDir));
+  } catch {
+    return null;
+  }
   const parsed = v.safeParse(ReceiptSchema, raw);
   return parsed.success ? parsed.output : null;
 }
