@@ -1,10 +1,8 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fleetSnapshot, startBerth } from "./helpers/fleet.js";
+import { loadedModules } from "./helpers/imports.js";
 import { logbookLines } from "./helpers/logbook.js";
-import { BERTH_BIN, makeRepo, PROJECT_ROOT, runBerth, type TestRepo } from "./helpers/repo.js";
+import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
  * `berth desk` without a terminal (spec section 5): it refuses with
@@ -44,19 +42,7 @@ describe("berth desk without a terminal", () => {
 
   it("loads no ink or react module to refuse", () => {
     repo = makeRepo();
-    const log = join(repo.dir.path, "imports-desk.log");
-    const run = spawnSync(
-      process.execPath,
-      ["--import", join(PROJECT_ROOT, "test/helpers/record-imports.mjs"), BERTH_BIN, "desk"],
-      {
-        cwd: repo.path,
-        env: { ...repo.env, BERTH_TEST_IMPORT_LOG: log },
-        stdio: ["pipe", "pipe", "pipe"],
-      },
-    );
-    expect(run.status).toBe(1);
-    expect(existsSync(log)).toBe(true);
-    const modules = readFileSync(log, "utf8").split("\n").filter(Boolean);
+    const modules = loadedModules(["desk"], repo.path, repo.env, 1);
     expect(modules.some((m) => m.endsWith("/dist/commands/desk.js"))).toBe(true);
     expect(modules.filter((m) => /node_modules\/(ink|react)\//.test(m))).toEqual([]);
     expect(modules.filter((m) => m.includes("/dist/ui/desk/"))).toEqual([]);
