@@ -282,15 +282,29 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
     data.resources_destroyed = teardown.destroyed;
     data.worktree_removed = teardown.worktreeRemoved;
     if (!teardown.ok) {
-      if (data.recovery_ref) hints.push(`the recovery ref ${data.recovery_ref} stays`);
+      // The recovery ref was written first and stays: the refusal must not say nothing changed.
+      const kept = data.recovery_ref
+        ? `\nThe recovery ref ${data.recovery_ref} was written and stays.`
+        : "";
       if (teardown.failure?.stage === "changed" && teardown.destroyed.length === 0) {
-        throw new UserError("precondition_failed", `${data.id}: ${teardown.failure.reason}.`, {
-          next: `berth worktree drop ${data.id} (plans again)`,
-          data,
-        });
+        throw new UserError(
+          "precondition_failed",
+          `${data.id}: ${teardown.failure.reason}.${kept}`,
+          {
+            next: `berth worktree drop ${data.id} (plans again)`,
+            data,
+            nothingChanged: data.recovery_ref === null,
+          },
+        );
       }
       const again = `worktree drop ${data.id}${data.forced ? " --force" : ""} --yes`;
-      throw teardownError(again, target, teardown, data);
+      const failed = teardownError(again, target, teardown, data);
+      if (data.recovery_ref === null) throw failed;
+      throw new UserError(failed.code, `${failed.message}${kept}`, {
+        next: failed.next,
+        data,
+        nothingChanged: false,
+      });
     }
     if (data.delete_branch !== null && data.head !== null) {
       try {

@@ -62,48 +62,52 @@ export async function startBerth(
   }
   const refs = await listRefs(cwd, ["refs/heads", "refs/tags", "refs/remotes"]);
   const base = await chooseBase(repo, refs, options.from);
-  const taken = await readTakenIdentities(repo, refs);
-  const minted = mintFreeId(repo, taken, options.name, options.random ?? cryptoHex);
-
-  const branch = `${repo.config.repository.branch_prefix}${minted.id}`;
-  const path = join(worktreeRootFor(repo.mainPath, repo.config.worktree.root), minted.id);
-  const port = portFor(minted.id, repo.config.worktree.port_base, repo.config.worktree.port_span);
-  const data: StartData = {
-    id: minted.id,
-    branch,
-    path,
-    port,
-    from: base.name,
-    from_tip: base.commit,
-    ...(minted.nameNote === null ? {} : { name_note: minted.nameNote }),
-  };
+  const random = options.random ?? cryptoHex;
   const trunkName = detectTrunk(repo.config, refs).name;
-  const facts: BerthFacts = {
-    id: minted.id,
-    branch,
-    path,
-    port,
-    trunk: trunkName,
-    repo: repo.mainPath,
-  };
-  const plan = planSteps(repo, facts, base);
-  const hints = minted.nameNote === null ? [] : [minted.nameNote];
-  if (options.dryRun) return { ok: true, verb: "start", data, plan: { steps: plan }, hints };
+  const taken = await readTakenIdentities(repo, refs);
+  let identity = describeIdentity(
+    repo,
+    base,
+    trunkName,
+    mintFreeId(repo, taken, options.name, random),
+  );
+  if (options.dryRun) {
+    return {
+      ok: true,
+      verb: "start",
+      data: identity.data,
+      plan: { steps: identity.plan },
+      hints: identity.hints,
+    };
+  }
 
-  ctx.journal.begin({ branch, path });
-  const run: StartRun = { repo, ctx, facts, base, steps: [], owner: null };
   const commonDir = repo.location.commonDir;
+  const run: StartRun = { repo, ctx, facts: identity.facts, base, steps: [], owner: null };
 
   // Under the fleet lock: what the fleet sees (checkout, branch, marker, ledger, resources).
   await withFleetLock(commonDir, "start", async () => {
+    // The id is checked again here: a start running beside this one may have
+    // taken its branch, folder or port since it was chosen.
+    const now = await readTakenIdentities(repo, await listRefs(cwd, ["refs/heads"]));
+    if (!isFreeId(repo, now, identity.data.id)) {
+      identity = describeIdentity(
+        repo,
+        base,
+        trunkName,
+        mintFreeId(repo, now, options.name, random),
+      );
+      run.facts = identity.facts;
+    }
+    ctx.journal.begin({ branch: identity.data.branch, path: identity.data.path });
     await createCheckout(run, options.from ?? null);
     try {
-      await createStartResources(run, hints);
+      await createStartResources(run, identity.hints);
     } catch (error) {
       if (error instanceof UserError) throw error;
       throw await undoStartRun(run, "create resources", (error as Error).message);
     }
   });
+  const { data, plan, hints, facts } = identity;
 
   // Outside the lock: commands that change only this berth's checkout. A long
   // `npm ci` must not keep every other berth verb waiting (docs/decisions/0007).
@@ -127,6 +131,48 @@ export async function startBerth(
     throw error;
   }
   return { ok: true, verb: "start", data, plan: { steps: plan }, steps: run.steps, hints };
+}
+
+interface Identity {
+  data: StartData;
+  facts: BerthFacts;
+  plan: PlanStep[];
+  hints: string[];
+}
+
+/** Everything that follows from the minted id: branch, folder, port, the plan. */
+function describeIdentity(
+  repo: Repository,
+  base: ResolvedBase,
+  trunkName: string | null,
+  minted: MintedId,
+): Identity {
+  const branch = `${repo.config.repository.branch_prefix}${minted.id}`;
+  const path = join(worktreeRootFor(repo.mainPath, repo.config.worktree.root), minted.id);
+  const port = portFor(minted.id, repo.config.worktree.port_base, repo.config.worktree.port_span);
+  const data: StartData = {
+    id: minted.id,
+    branch,
+    path,
+    port,
+    from: base.name,
+    from_tip: base.commit,
+    ...(minted.nameNote === null ? {} : { name_note: minted.nameNote }),
+  };
+  const facts: BerthFacts = {
+    id: minted.id,
+    branch,
+    path,
+    port,
+    trunk: trunkName,
+    repo: repo.mainPath,
+  };
+  return {
+    data,
+    facts,
+    plan: planSteps(repo, facts, base),
+    hints: minted.nameNote === null ? [] : [minted.nameNote],
+  };
 }
 
 interface StepFailure {
@@ -409,21 +455,26 @@ function mintFreeId(
   name: string | undefined,
   random: RandomHex,
 ): MintedId {
-  const root = worktreeRootFor(repo.mainPath, repo.config.worktree.root);
-  const { branch_prefix } = repo.config.repository;
-  const { port_base, port_span } = repo.config.worktree;
   for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
     const minted = mintId(name, random);
-    const free =
-      !taken.branches.has(`${branch_prefix}${minted.id}`) &&
-      !taken.ports.has(portFor(minted.id, port_base, port_span)) &&
-      !pathExistsOrBroken(join(root, minted.id));
-    if (free) return minted;
+    if (isFreeId(repo, taken, minted.id)) return minted;
   }
   throw new UserError(
     "precondition_failed",
     `Could not find a free id after ${MAX_ID_ATTEMPTS} tries; the port band may be full.`,
     { next: "raise [worktree].port_span in berth.toml, or prune the fleet: berth worktree prune" },
+  );
+}
+
+/** Its branch, folder and port are held by no live sibling. */
+function isFreeId(repo: Repository, taken: TakenIdentities, id: string): boolean {
+  const root = worktreeRootFor(repo.mainPath, repo.config.worktree.root);
+  const { branch_prefix } = repo.config.repository;
+  const { port_base, port_span } = repo.config.worktree;
+  return (
+    !taken.branches.has(`${branch_prefix}${id}`) &&
+    !taken.ports.has(portFor(id, port_base, port_span)) &&
+    !pathExistsOrBroken(join(root, id))
   );
 }
 

@@ -83,6 +83,15 @@ export async function runUpdate(
     );
   }
   const trunk = detectTrunk(repo.config, refs);
+  if (trunk.name !== null && head.branch === trunk.name) {
+    // Merging here would move the trunk, which only accept may do, to a commit no gate proved.
+    throw new UserError(
+      "precondition_failed",
+      `${path} has the trunk (${trunk.name}) checked out; berth update merges into a berth, ` +
+        "and only berth accept moves the trunk.",
+      { next: "berth start <name> --from <ref> (to combine work in a berth), then berth accept" },
+    );
+  }
   const source = await chooseSource(repo, path, refs, trunk, options.from);
   const branch = head.branch;
   const headBefore = head.commit;
