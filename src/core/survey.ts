@@ -1,4 +1,5 @@
 import { realpath } from "node:fs/promises";
+import { GitError, UserError } from "../errors.js";
 import type { StatusSummary, WorktreeEntry } from "../git/parse.js";
 import { listRefs } from "../git/refs.js";
 import { readWorktreeStatuses } from "../git/status.js";
@@ -86,6 +87,9 @@ export async function surveyFleet(
 
   const roots = [...branches.values(), ...entries.flatMap((e) => (e.head ? [e.head] : []))];
   const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots);
+  // Awaited after the statuses: handled now, so that git failing early is thrown
+  // there, not left as an unhandled rejection that kills the process.
+  void ancestryPromise.catch(() => undefined);
 
   const currentPath = await findCurrentPath(entries, repo.location.toplevel);
   const wantStatus = options.readStatusOf ?? (() => true);
@@ -111,7 +115,9 @@ export async function surveyFleet(
     statusByPath.set(path, status);
   }
 
-  const ancestry = await ancestryPromise;
+  const ancestry = await ancestryPromise.catch((error: unknown) => {
+    throw unwalkableHistory(error);
+  });
   const worktrees = partial.map(({ read, ...facts }): WorktreeFacts => {
     const status = read ? (statusByPath.get(facts.entry.path) ?? null) : null;
     const readable = read ? status !== null : null;
@@ -138,6 +144,17 @@ async function readStatusesByPath(
   if (unique.length === 0) return [];
   const statuses = await readWorktreeStatuses(unique, lanes);
   return unique.map((path, i) => [path, statuses[i] ?? null]);
+}
+
+/** git could not walk the branches' history (a ref naming a tree or blob, a missing object). */
+function unwalkableHistory(error: unknown): Error {
+  if (!(error instanceof GitError)) return error as Error;
+  const why = error.stderr.trim().split("\n")[0] ?? "";
+  return new UserError(
+    "precondition_failed",
+    `git cannot walk the history of this repository's branches: ${why}`,
+    { next: "git fsck (a branch may name something that is not a commit)" },
+  );
 }
 
 /**
