@@ -137,7 +137,15 @@ export async function readLedger(commonDir: string, adminKey: string): Promise<L
   // Temporary files of an interrupted write are not entries.
   for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
     const file = join(dir, name);
-    const raw = await readJsonFile(file);
+    let raw: unknown;
+    try {
+      raw = await readJsonFile(file);
+    } catch (error) {
+      // A folder or an unreadable file where an entry should be: kept and reported, never guessed at.
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      problems.push({ admin_key: adminKey, file, reason: `cannot be read (${code})` });
+      continue;
+    }
     if (raw === null) continue; // deleted meanwhile
     const parsed = v.safeParse(EntrySchema, raw);
     if (parsed.success) entries.push(parsed.output);

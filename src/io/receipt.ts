@@ -1,6 +1,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
+import { UserError } from "../errors.js";
 import { readJsonFileSync, writeJsonAtomic } from "./atomic.js";
 import { perBerthDir } from "./paths.js";
 
@@ -49,7 +50,19 @@ export function receiptPath(adminDir: string): string {
 
 /** Temp file + rename: a reader sees the old receipt or the new one, never half of one. */
 export async function writeReceipt(adminDir: string, receipt: Receipt): Promise<void> {
-  await writeJsonAtomic(receiptPath(adminDir), receipt);
+  const path = receiptPath(adminDir);
+  try {
+    await writeJsonAtomic(path, receipt);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EISDIR" && code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
+    // Something that is not a file sits where the receipt goes: berth will not remove it on a guess.
+    throw new UserError(
+      "precondition_failed",
+      `The gate passed, but ${path} is a folder, not a receipt file, so no receipt was written.`,
+      { next: `rm -r ${path}, then berth gate`, nothingChanged: true },
+    );
+  }
 }
 
 /**
@@ -79,7 +92,10 @@ export async function deleteReceipt(adminDir: string): Promise<boolean> {
     await rm(path);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return false;
+    // A folder is no receipt (readReceipt reads none there): nothing to fail closed on.
+    if (code === "ERR_FS_EISDIR" || code === "EISDIR") return false;
     throw error;
   }
 }
