@@ -8,6 +8,8 @@ import { isolatedEnv } from "./repo.js";
 const home = mkdtempSync(join(tmpdir(), "berth-home-"));
 const isolated = isolatedEnv(home);
 for (const key of Object.keys(process.env)) {
+  // BERTH_FUZZ_* are the randomized suite's own knobs (test/reliability), not berth's.
+  if (key.startsWith("BERTH_FUZZ_")) continue;
   if (key.startsWith("GIT_") || key.startsWith("BERTH_")) delete process.env[key];
 }
 Object.assign(process.env, isolated);

@@ -1,0 +1,401 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { isVerb, onTrunk, type VerbOp, type VerbOutcome } from "./ops.js";
+import {
+  branchesOf,
+  fingerprint,
+  isAncestorIn,
+  reachable,
+  type Snapshot,
+  type WorktreeRow,
+} from "./snapshot.js";
+import { PREFIX, TRUNK, type World } from "./world.js";
+
+/**
+ * The safety invariants of spec section 9 (1-5), checked after every verb
+ * against the snapshot taken before it, plus what the spec says each verb
+ * must or must not do to the fleet (the "model" checks). Each violation names
+ * the invariant it breaks.
+ */
+
+export interface StepFacts {
+  /** The main checkout had tracked changes before the verb (accept must refuse then). */
+  mainTrackedDirty: boolean;
+}
+
+export interface StepCheck {
+  violations: string[];
+  /** Commits whose reachability was checked (invariant 1). */
+  commitsChecked: number;
+}
+
+const RECOVERY = "refs/berth/recovery/";
+/** Codes after which something may have changed (the verb says how far it got). */
+const CHANGING_CODES = new Set(["partial", "teardown_failed"]);
+
+export function checkStep(
+  world: World,
+  op: VerbOp,
+  outcome: VerbOutcome,
+  before: Snapshot,
+  after: Snapshot,
+  facts: StepFacts,
+): StepCheck {
+  const v: string[] = [];
+  const forcedDrop = op.kind === "drop" && op.force;
+  const newRecovery = new Map(
+    [...after.refs].filter(([ref]) => ref.startsWith(RECOVERY) && !before.refs.has(ref)),
+  );
+  const landedAfter = onTrunk(after);
+  const trunkBefore = onTrunk(before);
+
+  if (outcome.unexpected !== null)
+    v.push(`[no stack traces] unexpected failure: ${outcome.unexpected}`);
+
+  // Invariant 1: every commit reachable from a local branch before is reachable from a ref after
+  // (a forced drop may rely on the recovery ref it wrote; nothing else may).
+  const mustHold = reachable(before.graph, branchesOf(before).values());
+  const roots = [...after.refs]
+    .filter(([ref]) => forcedDrop || !newRecovery.has(ref))
+    .map(([, oid]) => oid);
+  const held = reachable(after.graph, roots);
+  const lost = [...mustHold].filter((c) => !held.has(c));
+  if (lost.length > 0) {
+    v.push(
+      `[invariant 1] ${lost.length} commit(s) reachable from a branch before are unreachable from every ref after: ${lost
+        .slice(0, 5)
+        .map((c) => c.slice(0, 10))
+        .join(", ")}`,
+    );
+  }
+
+  // Invariant 2: uncommitted work is never destroyed, except by drop --force of that checkout.
+  for (const [path, files] of world.dirty) {
+    const forcedAway = forcedDrop && outcome.ok && op.subject === path;
+    for (const [file, expected] of files) {
+      const full = join(path, file);
+      const actual = existsSync(full) ? readFileSync(full, "utf8") : null;
+      if (actual !== expected && !forcedAway) {
+        v.push(
+          `[invariant 2] uncommitted ${expected === null ? "deletion of" : "file"} ${full} ${actual === null ? "vanished" : "changed"} (expected ${JSON.stringify(expected)}, found ${JSON.stringify(actual)})`,
+        );
+      }
+    }
+  }
+
+  // Invariant 3: the trunk moves only by accept, only forward, only to a commit the gate proved.
+  if (before.trunkTip !== after.trunkTip) {
+    if (op.kind !== "accept") {
+      v.push(
+        `[invariant 3] the trunk moved from ${short(before.trunkTip)} to ${short(after.trunkTip)} by ${op.kind}`,
+      );
+    } else if (after.trunkTip === null) {
+      v.push("[invariant 3] accept deleted the trunk");
+    } else {
+      if (before.trunkTip !== null && !isAncestorIn(after.graph, before.trunkTip, after.trunkTip)) {
+        v.push(
+          `[invariant 3] the trunk moved ${short(before.trunkTip)} -> ${short(after.trunkTip)}, not a fast-forward`,
+        );
+      }
+      const tree = world.git(world.mainPath, ["rev-parse", `${after.trunkTip}^{tree}`]).trim();
+      if (!world.provedTrees().has(tree)) {
+        v.push(
+          `[invariant 3] the trunk moved to ${short(after.trunkTip)} (tree ${short(tree)}), which no green gate run proved`,
+        );
+      }
+    }
+  }
+
+  // Invariant 4 (and 1, for refs): a branch is deleted only when its tip is on the trunk, or by a
+  // forced drop that wrote a recovery ref for it; never outside the prefix; never moved backwards.
+  const branchesAfter = branchesOf(after);
+  for (const [branch, tip] of branchesOf(before)) {
+    const now = branchesAfter.get(branch);
+    if (now === undefined) {
+      if (!branch.startsWith(PREFIX))
+        v.push(`[ownership] ${op.kind} deleted ${branch}, which is not under ${PREFIX}`);
+      else if (landedAfter.has(tip)) continue;
+      else if (forcedDrop && [...newRecovery.values()].includes(tip)) continue;
+      else
+        v.push(
+          `[invariant 4] ${op.kind} deleted branch ${branch} at ${short(tip)}, which is not on the trunk`,
+        );
+    } else if (now !== tip) {
+      const movedHere =
+        (op.kind === "update" && worktreeAt(before, op.cwd)?.branch === branch) ||
+        (op.kind === "accept" && branch === TRUNK);
+      if (!movedHere)
+        v.push(`[refs] ${op.kind} moved ${branch} from ${short(tip)} to ${short(now)}`);
+      else if (!isAncestorIn(after.graph, tip, now))
+        v.push(`[refs] ${op.kind} moved ${branch} backwards or sideways`);
+    }
+  }
+  for (const [ref, oid] of before.refs) {
+    if (ref.startsWith("refs/heads/") || ref.startsWith(RECOVERY)) continue;
+    if (after.refs.get(ref) !== oid) v.push(`[refs] ${op.kind} changed or deleted ${ref}`);
+  }
+
+  // Invariant 5: a checkout whose resources are still recorded is never removed.
+  for (const row of after.ledger) {
+    const owner = before.worktrees.find((w) => w.adminKey === row.key && w.markerId === row.id);
+    if (!owner) continue;
+    const now = after.worktrees.find((w) => w.adminKey === row.key && w.markerId === row.id);
+    if (!now)
+      v.push(
+        `[invariant 5] the registration of ${row.id} was removed while its resource ${row.resource} lives`,
+      );
+    else if (owner.folder && !now.folder)
+      v.push(
+        `[invariant 5] the checkout of ${row.id} was removed while its resource ${row.resource} lives`,
+      );
+  }
+  for (const file of after.resources) {
+    const [id, resource] = splitResource(file);
+    if (!after.ledger.some((r) => r.id === id && r.resource === resource)) {
+      v.push(
+        `[ledger] resource ${file} is alive but no ledger entry records it (it can never be destroyed)`,
+      );
+    }
+  }
+  for (const row of after.ledger) {
+    if (!after.resources.has(`${row.id}.${row.resource}`)) {
+      v.push(`[ledger] the ledger records ${row.id}/${row.resource}, which does not exist`);
+    }
+  }
+
+  // Identity: no two berths share an id or a port.
+  const ids = after.worktrees.flatMap((w) => (w.markerId === null ? [] : [w.markerId]));
+  if (new Set(ids).size !== ids.length)
+    v.push(`[identity] two berths share an id: ${ids.join(", ")}`);
+  const ports = ids.map((id) => world.portOf(id));
+  if (new Set(ports).size !== ports.length)
+    v.push(`[identity] two berths share a port: ${ports.join(", ")}`);
+
+  // Refusals change nothing.
+  const refused = !outcome.ok && outcome.code !== null && !CHANGING_CODES.has(outcome.code);
+  const saysUnchanged = outcome.nothingChanged === true || (op.kind === "accept" && refused);
+  if (saysUnchanged && fingerprint(before) !== fingerprint(after)) {
+    v.push(`[refusals change nothing] ${op.kind} refused (${outcome.code}) but the fleet changed`);
+  }
+  if (op.kind === "status" && fingerprint(before) !== fingerprint(after)) {
+    v.push("[status observes] status changed the fleet");
+  }
+
+  v.push(...checkRemovals(world, op, outcome, before, after, trunkBefore));
+  v.push(...checkVerb(world, op, outcome, before, after, facts, trunkBefore, newRecovery));
+  return { violations: v, commitsChecked: mustHold.size };
+}
+
+/** Which registrations a verb may remove, and which it never may. */
+function checkRemovals(
+  world: World,
+  op: VerbOp,
+  outcome: VerbOutcome,
+  before: Snapshot,
+  after: Snapshot,
+  trunkBefore: Set<string>,
+): string[] {
+  const v: string[] = [];
+  const branchesBefore = branchesOf(before);
+  const branchesAfter = branchesOf(after);
+  for (const w of before.worktrees) {
+    if (after.worktrees.some((x) => x.path === w.path)) continue;
+    const name = w.markerId ?? w.path;
+    if (w.isMain) v.push("[ownership] the main checkout was removed");
+    if (w.locked) v.push(`[locked] the locked worktree ${name} was removed`);
+    if (w.markerId === null) v.push(`[ownership] ${w.path}, which berth did not make, was removed`);
+    if (w.folder && world.hasDirt(w.path) && !(op.kind === "drop" && op.force)) {
+      v.push(`[invariant 2] ${name} was removed with uncommitted files`);
+    }
+    const subject =
+      op.kind === "drop" || op.kind === "accept"
+        ? (op.subject ?? (op.kind === "accept" ? op.cwd : null))
+        : null;
+    if ((op.kind === "drop" || op.kind === "accept") && subject === w.path) continue;
+    if (op.kind !== "prune") {
+      v.push(`[removals] ${op.kind} removed ${name}, which it does not act on`);
+      continue;
+    }
+    const stale = !w.folder;
+    const landed = w.head !== null && trunkBefore.has(w.head);
+    const tip = w.head;
+    const contained =
+      op.contained &&
+      w.branch !== null &&
+      tip !== null &&
+      branchesAfter.get(w.branch) === tip &&
+      [...branchesBefore].some(
+        ([other, otherTip]) =>
+          other !== w.branch &&
+          other !== TRUNK &&
+          otherTip !== tip &&
+          isAncestorIn(before.graph, tip, otherTip),
+      );
+    if (!stale && !landed && !contained) {
+      v.push(
+        `[invariant 4] prune${op.contained ? " --contained" : ""} removed ${name} (${short(tip)}), which is neither stale, landed nor contained with its ref kept`,
+      );
+    }
+  }
+  if (op.kind === "prune" && !op.yes && fingerprint(before) !== fingerprint(after)) {
+    v.push(
+      "[invariant 4] prune without --yes (no terminal) changed the fleet: nothing reclaims without a fresh confirmation",
+    );
+  }
+  void outcome;
+  return v;
+}
+
+function checkVerb(
+  world: World,
+  op: VerbOp,
+  outcome: VerbOutcome,
+  before: Snapshot,
+  after: Snapshot,
+  facts: StepFacts,
+  trunkBefore: Set<string>,
+  newRecovery: Map<string, string>,
+): string[] {
+  const v: string[] = [];
+  const stillThere = (path: string) => after.worktrees.some((w) => w.path === path);
+  switch (op.kind) {
+    case "start": {
+      const added = after.worktrees.filter((w) => !before.worktrees.some((b) => b.path === w.path));
+      if (outcome.ok) {
+        const d = outcome.data;
+        const row = added.find((w) => w.path === d?.path);
+        if (added.length !== 1 || !row)
+          v.push(`[start] expected one new checkout at ${d?.path}, found ${added.length}`);
+        else {
+          if (row.markerId !== d.id)
+            v.push(`[start] the ready marker names ${row.markerId}, not ${d.id}`);
+          if (row.branch !== `${PREFIX}${d.id}`)
+            v.push(`[start] the branch is ${row.branch}, not ${PREFIX}${d.id}`);
+          if (row.head !== d.from_tip)
+            v.push(`[start] HEAD ${short(row.head)} is not the base ${short(d.from_tip)}`);
+        }
+        if (op.from === undefined && d?.from_tip !== before.trunkTip)
+          v.push("[start] did not fork from the trunk tip");
+      } else if (outcome.code !== "teardown_failed" && added.length > 0) {
+        v.push(`[start] a failed start left ${added.length} checkout(s) behind`);
+      }
+      break;
+    }
+    case "drop": {
+      const w = op.subject === null ? undefined : worktreeAt(before, op.subject);
+      if (!w) {
+        if (outcome.ok) v.push(`[drop] dropped "${op.target}", which names no berth`);
+        break;
+      }
+      const unlanded = w.head !== null && !trunkBefore.has(w.head);
+      const dirty = w.folder && world.hasDirt(w.path);
+      const mustRefuse =
+        w.isMain || w.locked || w.markerId === null || (!op.force && (unlanded || dirty));
+      if (mustRefuse && outcome.ok)
+        v.push(`[drop] dropped ${w.markerId ?? w.path} but must have refused`);
+      if (mustRefuse && !stillThere(w.path))
+        v.push(`[drop] removed ${w.path} but must have refused`);
+      if (outcome.ok) {
+        if (stillThere(w.path)) v.push(`[drop] said done but ${w.path} is still registered`);
+        if (w.branch?.startsWith(PREFIX) && branchesOf(after).has(w.branch))
+          v.push(`[drop] said done but kept ${w.branch}`);
+        if (op.force && unlanded && ![...newRecovery.values()].includes(w.head as string)) {
+          v.push(
+            `[invariant 1] forced drop of ${w.markerId} wrote no recovery ref at ${short(w.head)}`,
+          );
+        }
+      }
+      break;
+    }
+    case "accept": {
+      const path = op.subject ?? (op.target === undefined ? op.cwd : null);
+      const w = path === null ? undefined : worktreeAt(before, path);
+      if (!w) break;
+      const behind =
+        before.trunkTip !== null &&
+        w.head !== null &&
+        !isAncestorIn(before.graph, before.trunkTip, w.head);
+      const mustRefuse =
+        w.isMain ||
+        w.locked ||
+        (w.folder && world.hasDirt(w.path)) ||
+        (behind && !trunkBefore.has(w.head as string)) ||
+        (facts.mainTrackedDirty && !trunkBefore.has(w.head as string));
+      if (mustRefuse && outcome.ok)
+        v.push(`[accept] accepted ${w.markerId ?? w.path} but must have refused`);
+      if (outcome.ok) {
+        if (stillThere(w.path)) v.push(`[accept] said done but ${w.path} is still registered`);
+        if (w.branch?.startsWith(PREFIX) && branchesOf(after).has(w.branch))
+          v.push(`[accept] said done but kept ${w.branch}`);
+        if (w.head !== null && !trunkBefore.has(w.head) && after.trunkTip !== w.head) {
+          v.push(
+            `[accept] the trunk is at ${short(after.trunkTip)}, not the accepted tip ${short(w.head)}`,
+          );
+        }
+        if (after.worktrees[0]?.branch === TRUNK) {
+          const tracked = world
+            .git(world.mainPath, ["status", "--porcelain", "--untracked-files=no"])
+            .trim();
+          if (tracked !== "")
+            v.push(`[accept] the main checkout's files did not follow the trunk:\n${tracked}`);
+        }
+      }
+      if (outcome.code === "partial") {
+        const landing = outcome.data?.landing;
+        if (!landing) v.push("[accept] partial without data.landing");
+        else {
+          const landedNow = w.head !== null && onTrunk(after).has(w.head);
+          if (landing.trunk_landed !== landedNow)
+            v.push(
+              `[accept] landing.trunk_landed is ${landing.trunk_landed}, the trunk says ${landedNow}`,
+            );
+          if (landing.worktree_removed !== !stillThere(w.path))
+            v.push(`[accept] landing.worktree_removed is ${landing.worktree_removed}`);
+          if (w.branch !== null && landing.branch_deleted !== !branchesOf(after).has(w.branch))
+            v.push(`[accept] landing.branch_deleted is ${landing.branch_deleted}`);
+        }
+      }
+      break;
+    }
+    case "gate": {
+      const w = worktreeAt(before, op.cwd);
+      if (!outcome.ok || !w || w.head === null) break;
+      const tree = world.git(op.cwd, ["rev-parse", `${w.head}^{tree}`]).trim();
+      if (!world.provedTrees().has(tree))
+        v.push(`[gate] green on ${short(w.head)} though the check did not pass on it`);
+      const receipt = readReceipt(world, w);
+      if (receipt?.commit !== w.head || receipt?.tree !== tree)
+        v.push(`[gate] green but the receipt is ${JSON.stringify(receipt)}`);
+      break;
+    }
+    default:
+      break;
+  }
+  if (!isVerb(op)) v.push("not a verb");
+  return v;
+}
+
+function readReceipt(world: World, w: WorktreeRow): { commit?: string; tree?: string } | null {
+  const dir =
+    w.adminKey === null
+      ? join(world.place.commonDir, "berth")
+      : join(world.place.commonDir, "worktrees", w.adminKey, "berth");
+  try {
+    return JSON.parse(readFileSync(join(dir, "receipt.json"), "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+export function worktreeAt(s: Snapshot, path: string): WorktreeRow | undefined {
+  return s.worktrees.find((w) => w.path === path);
+}
+
+function splitResource(file: string): [string, string] {
+  const dot = file.indexOf(".");
+  return [file.slice(0, dot), file.slice(dot + 1)];
+}
+
+function short(oid: string | null | undefined): string {
+  return oid ? oid.slice(0, 10) : "none";
+}

@@ -1,0 +1,310 @@
+import { performance } from "node:perf_hooks";
+import { checkStep, worktreeAt } from "./invariants.js";
+import {
+  applyVerb,
+  applyWorldOp,
+  chooseVerbOp,
+  chooseWorldOp,
+  describeOp,
+  isVerb,
+  liveBerths,
+  type Op,
+  type VerbOp,
+  type VerbOutcome,
+  type WorldOp,
+} from "./ops.js";
+import { Prng } from "./prng.js";
+import { branchesOf, fileView, gitView, type Snapshot } from "./snapshot.js";
+import { randomConfig, World } from "./world.js";
+
+/**
+ * One random history. First a random fleet is built with the verbs
+ * themselves (trains of varying depth, twins, commits, uncommitted files,
+ * locks, hand-landed stages, deleted folders, kept refs), then random hand
+ * changes and verbs follow. Every verb, in both phases, is judged against the
+ * snapshot taken right before it. The first step that breaks something ends
+ * the sequence; the report carries the history so far, to read or to replay
+ * from the seed.
+ */
+
+export interface SequenceOptions {
+  /** Run `berth accept` (the built binary) as one of the verbs. */
+  acceptEnabled: boolean;
+  /** How many random verbs follow the fleet: drawn from [min, max]. */
+  verbs?: [number, number];
+}
+
+export interface SequenceStats {
+  verbs: number;
+  handChanges: number;
+  /** Resource and setup commands that failed on purpose (fault switches). */
+  faults: number;
+  /** Sum over steps of the commits whose reachability invariant 1 checked. */
+  commitsChecked: number;
+  byVerb: Record<string, number>;
+  /** "<verb>: <outcome>" counts. */
+  byCode: Record<string, number>;
+  /** What the verbs did that the invariants care most about. */
+  events: Record<string, number>;
+  /** Wall time spent, by kind of work (setup, snapshot, hand, each verb). */
+  ms: Record<string, number>;
+}
+
+export interface SequenceReport {
+  seed: number;
+  log: string[];
+  /** What broke at the failing step; empty when the sequence passed. */
+  violations: string[];
+  stats: SequenceStats;
+}
+
+class Broken extends Error {}
+
+export function emptyStats(): SequenceStats {
+  return {
+    verbs: 0,
+    handChanges: 0,
+    faults: 0,
+    commitsChecked: 0,
+    byVerb: {},
+    byCode: {},
+    events: {},
+    ms: {},
+  };
+}
+
+export async function runSequence(seed: number, options: SequenceOptions): Promise<SequenceReport> {
+  const rng = new Prng(seed);
+  const started = performance.now();
+  const world = new World(randomConfig(rng));
+  const run = new SequenceRun(rng, world, options);
+  run.stats.ms.setup = Math.round(performance.now() - started);
+  try {
+    await run.buildFleet();
+    await run.wander();
+    run.crossCheck();
+  } catch (error) {
+    if (!(error instanceof Broken)) {
+      run.violations.push(`[harness] ${(error as Error).stack ?? String(error)}`);
+    }
+  } finally {
+    run.stats.faults = world.faultsInjected();
+    world.cleanup();
+  }
+  return { seed, log: run.log, violations: run.violations, stats: run.stats };
+}
+
+class SequenceRun {
+  readonly stats = emptyStats();
+  readonly log: string[];
+  violations: string[] = [];
+  private before: Snapshot;
+  private stale = false;
+
+  constructor(
+    private readonly rng: Prng,
+    private readonly world: World,
+    private readonly options: SequenceOptions,
+  ) {
+    this.log = [`config ${JSON.stringify(world.config)}`];
+    this.before = this.time("snapshot", () => world.snapshot());
+  }
+
+  private time<T>(what: string, fn: () => T): T {
+    const started = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.add(this.stats.ms, what, performance.now() - started);
+    }
+  }
+
+  private add(into: Record<string, number>, key: string, n = 1): void {
+    into[key] = Math.round((into[key] ?? 0) + n);
+  }
+
+  /** The snapshot as of now (re-read after hand changes that touch git state). */
+  current(): Snapshot {
+    if (this.stale) this.before = this.time("snapshot", () => this.world.snapshot());
+    this.stale = false;
+    return this.before;
+  }
+
+  hand(op: WorldOp): void {
+    const note = this.time("hand", () => applyWorldOp(this.world, op, this.before, this.rng));
+    this.log.push(`${describeOp(op)} -> ${note}`);
+    this.stats.handChanges += 1;
+    // Edits and fault switches change no ref, registration, ledger entry or resource.
+    if (op.kind !== "dirty" && op.kind !== "fault") this.stale = true;
+  }
+
+  /** The file-read snapshot must agree with what git itself reports. */
+  crossCheck(): void {
+    const files = fileView(this.world.snapshot());
+    const git = gitView(this.world.place);
+    if (files.refs !== git.refs || files.worktrees !== git.worktrees) {
+      this.violations = [
+        `[harness] the snapshot read from files differs from git:\n${JSON.stringify({ files, git }, null, 1)}`,
+      ];
+    }
+  }
+
+  /** Runs one verb and judges it; throws Broken at the first violation. */
+  async verb(op: VerbOp): Promise<VerbOutcome> {
+    const before = this.current();
+    const world = this.world;
+    const facts = {
+      mainTrackedDirty:
+        op.kind === "accept" &&
+        world.git(world.mainPath, ["status", "--porcelain", "--untracked-files=no"]).trim() !== "",
+    };
+    const started = performance.now();
+    const outcome = await applyVerb(world, op, this.rng);
+    this.add(this.stats.ms, op.kind, performance.now() - started);
+    const after = this.time("snapshot", () => world.snapshot());
+    const check = this.time("check", () => checkStep(world, op, outcome, before, after, facts));
+    this.stats.verbs += 1;
+    this.stats.commitsChecked += check.commitsChecked;
+    this.add(this.stats.byVerb, op.kind);
+    const code = outcome.ok ? "ok" : (outcome.code ?? "failed");
+    const flags = `${op.kind === "prune" && op.contained ? " --contained" : ""}${op.kind === "drop" && op.force ? " --force" : ""}`;
+    this.add(this.stats.byCode, `${op.kind}${flags}: ${code}`);
+    this.countEvents(before, after);
+    const why =
+      outcome.message === null ? "" : `: ${outcome.message.split("\n")[0]?.slice(0, 160)}`;
+    this.log.push(`${describeOp(op)} -> ${code}${why}`);
+    this.before = after;
+    if (check.violations.length > 0) {
+      this.violations = check.violations;
+      throw new Broken();
+    }
+    if (op.kind === "drop" && op.force && outcome.ok && op.subject !== null) {
+      world.dirty.delete(op.subject);
+    }
+    return outcome;
+  }
+
+  private countEvents(before: Snapshot, after: Snapshot): void {
+    const gone = before.worktrees.filter((w) => !after.worktrees.some((x) => x.path === w.path));
+    if (gone.length > 0) this.add(this.stats.events, "checkouts removed", gone.length);
+    const branchesAfter = branchesOf(after);
+    const deleted = [...branchesOf(before).keys()].filter((b) => !branchesAfter.has(b));
+    if (deleted.length > 0) this.add(this.stats.events, "branches deleted", deleted.length);
+    const keptRefs = gone.filter((w) => w.branch !== null && branchesAfter.has(w.branch));
+    if (keptRefs.length > 0)
+      this.add(this.stats.events, "checkouts removed, ref kept", keptRefs.length);
+    if (before.trunkTip !== after.trunkTip) this.add(this.stats.events, "trunk moved");
+    const recovery = [...after.refs.keys()].filter(
+      (r) => r.startsWith("refs/berth/recovery/") && !before.refs.has(r),
+    );
+    if (recovery.length > 0) this.add(this.stats.events, "recovery refs written", recovery.length);
+  }
+
+  private async start(name: string, from?: string): Promise<string | null> {
+    const outcome = await this.verb({ kind: "start", cwd: this.world.mainPath, name, from });
+    return outcome.ok ? (outcome.data?.path as string) : null;
+  }
+
+  /**
+   * A random fleet: one or two trains of depth 1-3 whose stages carry 0-2
+   * commits each (0 makes a twin of the stage before), sometimes a stage
+   * landed by hand, a twin, uncommitted files, a lock, a detached HEAD, a
+   * deleted folder, a hand-made worktree, gates, and kept refs from a reclaim.
+   */
+  async buildFleet(): Promise<void> {
+    const { rng, world } = this;
+    const names = ["a", "b", "c", "d"];
+    let total = 0;
+    for (let t = rng.int(1, 2); t > 0; t--) {
+      let base: string | undefined;
+      const stages: string[] = [];
+      for (let depth = rng.int(1, 3); depth > 0 && total < 3; depth--) {
+        const path = await this.start(names[total] as string, base);
+        total += 1;
+        if (path === null) break;
+        const commits = rng.weighted({ zero: 1, one: 4, two: 2 });
+        for (let c = commits === "zero" ? 0 : commits === "one" ? 1 : 2; c > 0; c--) {
+          const mode = rng.chance(0.15) ? "fail" : rng.chance(0.5) ? "one" : "all";
+          this.hand({ kind: "commit", path, mode, file: rng.pick(["f1.txt", "f2.txt", "f3.txt"]) });
+        }
+        stages.push(path);
+        base = worktreeAt(this.current(), path)?.branch ?? undefined;
+      }
+      if (stages.length > 1 && rng.chance(0.25)) {
+        const first = worktreeAt(this.current(), stages[0] as string)?.branch;
+        if (first) this.hand({ kind: "land-by-hand", branch: first });
+      }
+    }
+    const live = () => liveBerths(this.current());
+    const some = () => rng.pick(live()).path;
+    if (live().length > 0 && rng.chance(0.2)) {
+      const branch = rng.pick(live()).branch;
+      if (branch !== null) await this.start("twin", branch);
+    }
+    for (const w of live()) {
+      if (rng.chance(0.25)) await this.verb({ kind: "gate", cwd: w.path });
+    }
+    if (live().length > 0 && rng.chance(0.35)) {
+      this.hand({
+        kind: "dirty",
+        path: some(),
+        mode: rng.pick(["untracked", "modify"] as const),
+        file: rng.pick(["u1.txt", "README.md", "f1.txt"]),
+      });
+    }
+    if (rng.chance(0.15)) {
+      this.hand({
+        kind: "dirty",
+        path: world.mainPath,
+        mode: "untracked",
+        file: rng.pick(["u1.txt", "f1.txt", "f2.txt"]),
+      });
+    }
+    if (live().length > 0 && rng.chance(0.15)) this.hand({ kind: "lock", path: some() });
+    if (live().length > 0 && rng.chance(0.08)) this.hand({ kind: "detach", path: some() });
+    if (live().length > 1 && rng.chance(0.08)) this.hand({ kind: "remove-folder", path: some() });
+    if (rng.chance(0.08)) this.hand({ kind: "foreign", branch: `manual-${world.next()}` });
+    if (rng.chance(0.25)) await this.verb({ kind: "prune", contained: true, yes: true });
+  }
+
+  /** Random hand changes and verbs, until the wanted number of verbs has run. */
+  async wander(): Promise<void> {
+    const { rng, world } = this;
+    const [min, max] = this.options.verbs ?? [3, 6];
+    const wanted = this.stats.verbs + rng.int(min, max);
+    while (this.stats.verbs < wanted) {
+      if (rng.chance(0.4)) {
+        const op = chooseWorldOp(rng, world, this.before);
+        if (op !== null) this.hand(op);
+        continue;
+      }
+      const op = chooseVerbOp(rng, world, this.current(), {
+        acceptEnabled: this.options.acceptEnabled,
+      });
+      const outcome = await this.verb(op);
+      if (op.kind === "accept" && outcome.code === "partial") await this.finishAccept(op);
+    }
+  }
+
+  /** Spec: after a partial landing, running accept again finishes the job. */
+  private async finishAccept(op: Extract<VerbOp, { kind: "accept" }>): Promise<void> {
+    const subject = op.subject ?? (op.target === undefined ? op.cwd : null);
+    const branch = subject === null ? undefined : worktreeAt(this.before, subject)?.branch;
+    for (const fault of [...this.world.faults]) this.hand({ kind: "fault", fault, on: false });
+    const again = await this.verb({
+      kind: "accept",
+      cwd: this.world.mainPath,
+      target: op.target ?? branch ?? undefined,
+      subject,
+    });
+    if (!again.ok) {
+      this.violations = [
+        `[invariant 7] accept after a partial landing (faults cleared) did not finish: ${again.code}`,
+      ];
+      throw new Broken();
+    }
+  }
+}
+
+export type { Op };
+export { isVerb };
