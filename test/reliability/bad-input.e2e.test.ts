@@ -1,0 +1,487 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeRepo, makeTempDir, type RunResult, runBerth, type TestRepo } from "../helpers/repo.js";
+import { STACK_LINE } from "./crash.js";
+
+/**
+ * Bad input, end to end: every malformed berth.toml, corrupted state files,
+ * garbage in the logbook, refs that are not branches, detached HEADs, a
+ * repository with no commits and a bare one. Each gets a clear refusal or is
+ * handled: `--json` parses, stderr holds no stack trace, and the exit code is
+ * 1 or 2 for a refusal (0 only where the input is handled and the verb did
+ * its job).
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+function expectHandled(run: RunResult, codes: number[], label: string): void {
+  const context = `${label}\nexit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
+  expect(codes, context).toContain(run.code);
+  expect(run.stderr, context).not.toMatch(STACK_LINE);
+  expect(run.stdout, context).not.toMatch(STACK_LINE);
+  expect(run.json, context).toBeDefined();
+  expect(run.json.error?.code ?? null, context).not.toBe("internal");
+  if (run.code !== 0) {
+    expect(run.json.ok, context).toBe(false);
+    expect(typeof run.json.error.message, context).toBe("string");
+  }
+}
+
+const berth = (r: TestRepo, args: string[], cwd = r.path) =>
+  runBerth([...args, "--json"], { cwd, env: r.env });
+
+const RESOURCE = `[worktree.resources.db]\ncreate = 'true'\ndestroy = 'true'\n`;
+
+/** Every type error, unknown key and cross-key rule of berth.toml; `key` is the path named. */
+const MALFORMED: [string, string, string | null][] = [
+  ["trunk is a number", "[repository]\ntrunk = 5\n", "repository.trunk"],
+  ["trunk is not a ref name", '[repository]\ntrunk = "a..b"\n', "repository.trunk"],
+  ["trunk is a date", "[repository]\ntrunk = 1979-05-27\n", "repository.trunk"],
+  [
+    "branch_prefix without a slash",
+    '[repository]\nbranch_prefix = "nope"\n',
+    "repository.branch_prefix",
+  ],
+  ["branch_prefix is a number", "[repository]\nbranch_prefix = 1\n", "repository.branch_prefix"],
+  ["root is a boolean", "[worktree]\nroot = true\n", "worktree.root"],
+  ["env_files is a string", '[worktree]\nenv_files = ".env"\n', "worktree.env_files"],
+  ["env_files holds a number", "[worktree]\nenv_files = [1]\n", "worktree.env_files[0]"],
+  [
+    "inherit_env holds a bad name",
+    '[worktree]\ninherit_env = ["BAD-NAME"]\n',
+    "worktree.inherit_env[0]",
+  ],
+  ["port_base is a string", '[worktree]\nport_base = "41000"\n', "worktree.port_base"],
+  ["port_base is too low", "[worktree]\nport_base = 80\n", "worktree.port_base"],
+  ["port_base is a float", "[worktree]\nport_base = 41000.5\n", "worktree.port_base"],
+  ["port_span is zero", "[worktree]\nport_span = 0\n", "worktree.port_span"],
+  ["port_span is huge", "[worktree]\nport_span = 99999999999999999999\n", null],
+  ["the port band leaves 65535", "[worktree]\nport_base = 65000\nport_span = 2000\n", null],
+  ["setup is a string", '[worktree]\nsetup = "npm ci"\n', "worktree.setup"],
+  ["setup.steps is a string", '[worktree.setup]\nsteps = "npm ci"\n', "worktree.setup.steps"],
+  [
+    "setup.ensure holds an empty command",
+    '[worktree.setup]\nensure = [""]\n',
+    "worktree.setup.ensure[0]",
+  ],
+  ["resources is an array", "[worktree]\nresources = []\n", "worktree.resources"],
+  ["a resource is a string", '[worktree.resources]\ndb = "createdb"\n', "worktree.resources.db"],
+  [
+    "a resource has no create",
+    "[worktree.resources.db]\ndestroy = 'x'\n",
+    "worktree.resources.db.create",
+  ],
+  [
+    "create is a number",
+    "[worktree.resources.db]\ncreate = 1\ndestroy = 'x'\n",
+    "worktree.resources.db.create",
+  ],
+  [
+    "destroy is empty",
+    "[worktree.resources.db]\ncreate = 'x'\ndestroy = ''\n",
+    "worktree.resources.db.destroy",
+  ],
+  ["required is a string", `${RESOURCE}required = "yes"\n`, "worktree.resources.db.required"],
+  ["gc is a number", `${RESOURCE}gc = 1\n`, "worktree.resources.db.gc"],
+  ["ensure is a boolean", `${RESOURCE}ensure = false\n`, "worktree.resources.db.ensure"],
+  [
+    "a resource name starts with a digit",
+    "[worktree.resources.1db]\ncreate = 'x'\ndestroy = 'x'\n",
+    null,
+  ],
+  [
+    "a resource is named __proto__",
+    "[worktree.resources.__proto__]\ncreate = 'x'\ndestroy = 'x'\n",
+    null,
+  ],
+  ["gate is a string", 'gate = "npm test"\n', "gate"],
+  ["fail_fast is a string", '[gate]\nfail_fast = "true"\n', "gate.fail_fast"],
+  ["timeout_s is negative", "[gate]\ntimeout_s = -1\n", "gate.timeout_s"],
+  ["checks is a table", '[gate]\nchecks = { name = "x" }\n', "gate.checks"],
+  ["a check has no name", "[gate]\nchecks = [{ run = 'x' }]\n", "gate.checks[0].name"],
+  [
+    "a check's run is a number",
+    '[gate]\nchecks = [{ name = "a", run = 1 }]\n',
+    "gate.checks[0].run",
+  ],
+  [
+    "after is a string",
+    '[gate]\nchecks = [{ name = "a", run = "x", after = "b" }]\n',
+    "gate.checks[0].after",
+  ],
+  [
+    "after names no check",
+    '[gate]\nchecks = [{ name = "a", run = "x", after = ["nope"] }]\n',
+    null,
+  ],
+  [
+    "checks wait on each other",
+    '[gate]\nchecks = [{ name = "a", run = "x", after = ["b"] }, { name = "b", run = "x", after = ["a"] }]\n',
+    null,
+  ],
+  [
+    "two checks share a name",
+    '[gate]\nchecks = [{ name = "a", run = "x" }, { name = "a", run = "y" }]\n',
+    null,
+  ],
+  [
+    "a check timeout is zero",
+    '[gate]\nchecks = [{ name = "a", run = "x", timeout_s = 0 }]\n',
+    "gate.checks[0].timeout_s",
+  ],
+  ["logbook.enabled is a string", '[logbook]\nenabled = "no"\n', "logbook.enabled"],
+  ["an unknown top-level key", 'colour = "red"\n', "colour"],
+  ["an unknown section", "[deploy]\nhost = 1\n", "deploy"],
+  ["an unknown key in [worktree]", "[worktree]\nports = 5\n", "worktree.ports"],
+  ["an unknown key in a resource", `${RESOURCE}timeout = 5\n`, "worktree.resources.db.timeout"],
+  [
+    "an unknown key in a check",
+    '[gate]\nchecks = [{ name = "a", run = "x", retries = 2 }]\n',
+    "gate.checks[0].retries",
+  ],
+  ["an unclosed table header", '[repository\ntrunk = "main"\n', null],
+  ["an unterminated string", 'trunk = "main\n', null],
+  ["a duplicate key", "[worktree]\nport_span = 1\nport_span = 2\n", null],
+  ["a key with no name", "= 5\n", null],
+  ["a table defined twice", "[gate]\n[gate]\n", null],
+  ["binary garbage", "\u0000\u0001\u00ff\ufffd[[[\u0007", null],
+];
+
+describe("a malformed berth.toml is refused with the file, the key and what was expected", () => {
+  it("every type error, unknown key, cross-key rule and invalid TOML", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const failures: string[] = [];
+    for (const [label, text, key] of MALFORMED) {
+      writeFileSync(join(r.path, "berth.toml"), text);
+      const run = await berth(r, ["status"]);
+      try {
+        expectHandled(run, [1], label);
+        expect(run.json.error.code, label).toBe("config_invalid");
+        expect(run.json.error.message, label).toContain("berth.toml");
+        if (key !== null) expect(run.json.error.message, label).toContain(key);
+      } catch (error) {
+        failures.push((error as Error).message.split("\n").slice(0, 6).join("\n"));
+      }
+    }
+    expect(failures, failures.join("\n\n")).toEqual([]);
+  });
+
+  it("every verb refuses it the same way, and a dry run too", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const { path } = (await berth(r, ["start", "ok"])).json.data;
+    writeFileSync(join(r.path, "berth.toml"), "[worktree]\nport_span = 0\n");
+    const runs: [string[], string][] = [
+      [["start", "x"], r.path],
+      [["start", "x", "--dry-run"], r.path],
+      [["gate"], path],
+      [["update"], path],
+      [["worktree", "prune", "--yes"], r.path],
+      [["worktree", "drop", path, "--yes"], r.path],
+      [["worktree", "setup"], path],
+      [["worktree", "teardown", "--yes"], path],
+    ];
+    for (const [args, cwd] of runs) {
+      const run = await berth(r, args, cwd);
+      expectHandled(run, [1], args.join(" "));
+      expect(run.json.error.code, args.join(" ")).toBe("config_invalid");
+    }
+  });
+
+  it("a berth.toml that is a folder is refused; an empty one means every default", async () => {
+    repo = makeRepo();
+    const r = repo;
+    mkdirSync(join(r.path, "berth.toml"));
+    const run = await berth(r, ["status"]);
+    expectHandled(run, [1], "berth.toml is a folder");
+    expect(run.json.error.code).toBe("config_invalid");
+    rmSync(join(r.path, "berth.toml"), { recursive: true });
+    writeFileSync(join(r.path, "berth.toml"), "# nothing but a comment\n");
+    expectHandled(await berth(r, ["status"]), [0], "an empty berth.toml");
+  });
+});
+
+describe("corrupted state files", () => {
+  async function berthWithResource(r: TestRepo) {
+    writeFileSync(join(r.path, "berth.toml"), RESOURCE);
+    const run = await berth(r, ["start", "x"]);
+    expectHandled(run, [0], "start");
+    return run.json.data as { id: string; path: string };
+  }
+
+  const CORRUPT: [string, (file: string) => void][] = [
+    ["not JSON", (file) => writeFileSync(file, "{ not json")],
+    ["empty", (file) => writeFileSync(file, "")],
+    ["a JSON array", (file) => writeFileSync(file, "[1, 2, 3]\n")],
+    ["JSON of the wrong shape", (file) => writeFileSync(file, '{"version": "one", "id": 5}\n')],
+    [
+      "a folder",
+      (file) => {
+        rmSync(file, { force: true });
+        mkdirSync(file);
+      },
+    ],
+  ];
+
+  it.each(CORRUPT)(
+    "a ledger entry that is %s: status and prune go on, drop and teardown refuse to guess",
+    async (_label, corrupt) => {
+      repo = makeRepo();
+      const r = repo;
+      const b = await berthWithResource(r);
+      const dir = join(r.path, ".git", "berth", "ledger", b.id);
+      corrupt(join(dir, readdirSync(dir)[0] as string));
+      expectHandled(await berth(r, ["status"]), [0], "status");
+      expectHandled(await berth(r, ["worktree", "prune", "--yes"]), [0], "prune");
+      const before = r.git(["worktree", "list", "--porcelain"]);
+      expectHandled(await berth(r, ["worktree", "drop", b.id, "--force", "--yes"]), [1], "drop");
+      expectHandled(await berth(r, ["worktree", "teardown", "--yes"], b.path), [0, 1], "teardown");
+      expectHandled(await berth(r, ["worktree", "setup"], b.path), [0, 1], "setup");
+      expect(r.git(["worktree", "list", "--porcelain"])).toBe(before);
+    },
+  );
+
+  it.each(CORRUPT)(
+    "a gate receipt that is %s reads as missing; gate replaces it or says why not",
+    async (_label, corrupt) => {
+      repo = makeRepo({ config: '[gate]\nchecks = [{ name = "ok", run = "true" }]\n' });
+      const r = repo;
+      const b = (await berth(r, ["start", "x"])).json.data;
+      expectHandled(await berth(r, ["gate"], b.path), [0], "gate");
+      const key = r.git(["rev-parse", "--git-dir"], b.path).split("/").pop() as string;
+      corrupt(join(r.path, ".git", "worktrees", key, "berth", "receipt.json"));
+      const status = await berth(r, ["status"]);
+      expectHandled(status, [0], "status");
+      const row = status.json.data.worktrees.find((w: { path: string }) => w.path === b.path);
+      expect(row.receipt).toBe("missing");
+      expectHandled(await berth(r, ["gate"], b.path), [0, 1], "gate again");
+      expectHandled(await berth(r, ["worktree", "prune", "--contained", "--yes"]), [0], "prune");
+    },
+  );
+
+  it.each(CORRUPT)(
+    "a ready marker that is %s: berth no longer owns the checkout and says so",
+    async (_label, corrupt) => {
+      repo = makeRepo();
+      const r = repo;
+      const b = (await berth(r, ["start", "x"])).json.data;
+      const key = r.git(["rev-parse", "--git-dir"], b.path).split("/").pop() as string;
+      corrupt(join(r.path, ".git", "worktrees", key, "berth", "ready"));
+      expectHandled(await berth(r, ["status"]), [0], "status");
+      expectHandled(await berth(r, ["worktree", "drop", b.path, "--force", "--yes"]), [1], "drop");
+      expectHandled(await berth(r, ["worktree", "prune", "--contained", "--yes"]), [0], "prune");
+      expect(r.git(["worktree", "list", "--porcelain"])).toContain(b.path);
+    },
+  );
+
+  it("a lock file of garbage is taken over once it is old (at once) or has aged while waited on", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const lock = join(r.path, ".git", "berth", "lock");
+    mkdirSync(join(r.path, ".git", "berth"), { recursive: true });
+    writeFileSync(lock, "\u0000garbage");
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    expectHandled(await berth(r, ["start", "x"]), [0], "start over an old garbage lock");
+    // Fresh garbage could be a holder still writing: waited on, then taken over once it is old.
+    writeFileSync(lock, "{ fresh garbage");
+    expectHandled(await berth(r, ["start", "y"]), [0, 1], "start over a fresh garbage lock");
+  }, 60_000);
+
+  it("a logbook with garbage lines, a torn line and wrong shapes is read around them", async () => {
+    repo = makeRepo();
+    const r = repo;
+    expectHandled(await berth(r, ["start", "x"]), [0], "start");
+    const dir = join(r.path, ".git", "berth", "logbook");
+    mkdirSync(dir, { recursive: true });
+    const month = readdirSync(dir)[0] ?? "2026-06.jsonl";
+    const garbage = [
+      "not json at all",
+      "\u0000\u0001\u0002",
+      "[1,2,3]",
+      '{"schema": 99, "event": "begin"}',
+      '{"schema": 1, "event": "begin", "at": "not a time", "verb": 5}',
+      "x".repeat(100_000),
+      '{"schema": 1, "event": "finish", "invocation": "torn"',
+    ].join("\n");
+    writeFileSync(join(dir, month), `${garbage}\n`, { flag: "a" });
+    writeFileSync(join(dir, "1999-13.jsonl"), "garbage\n");
+    expectHandled(await berth(r, ["status"]), [0], "status");
+    expectHandled(
+      await berth(r, ["logbook"]).then((run) => ({ ...run, json: {} })),
+      [0],
+      "logbook",
+    );
+    const lines = await runBerth(["logbook", "--json"], { cwd: r.path, env: r.env });
+    expect(lines.code).toBe(0);
+    expect(lines.stderr).not.toMatch(STACK_LINE);
+    for (const line of lines.stdout.split("\n").filter(Boolean))
+      expect(() => JSON.parse(line)).not.toThrow();
+    expectHandled(
+      await berth(r, ["logbook", "--since", "yesterday-ish"]),
+      [1, 2],
+      "logbook --since garbage",
+    );
+    expectHandled(await berth(r, ["worktree", "prune", "--contained", "--yes"]), [0], "prune");
+  });
+});
+
+describe("refs that are not branches, and detached HEADs", () => {
+  it("--from a tree, a blob, an option-like or empty name is refused", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const tree = r.git(["rev-parse", "HEAD^{tree}"]);
+    const blob = r.git(["rev-parse", "HEAD:README.md"]);
+    r.git(["tag", "v1"]);
+    for (const from of [
+      tree,
+      blob,
+      "",
+      "HEAD^{tree}",
+      "refs/tags/v1^{tree}",
+      "no/such/ref",
+      "..",
+    ]) {
+      const run = await berth(r, ["start", "x", "--from", from]);
+      expectHandled(run, [1, 2], `--from ${JSON.stringify(from)}`);
+    }
+    expectHandled(await berth(r, ["start", "x", "--from", "-x"]), [1, 2], "--from -x");
+    expect(r.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
+  });
+
+  it("tags, notes and recovery refs are no berth to drop or update from a tree", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = (await berth(r, ["start", "x"])).json.data;
+    r.git(["tag", "v1"]);
+    r.git(["notes", "add", "-m", "a note", "HEAD"]);
+    for (const target of ["v1", "refs/tags/v1", "refs/notes/commits", "HEAD", "main"]) {
+      expectHandled(await berth(r, ["worktree", "drop", target, "--yes"]), [1], `drop ${target}`);
+    }
+    expectHandled(
+      await berth(r, ["update", "--from", r.git(["rev-parse", "HEAD^{tree}"])], b.path),
+      [1],
+      "update --from a tree",
+    );
+    expectHandled(
+      await berth(r, ["update", "--from", "refs/notes/commits"], b.path),
+      [0, 1],
+      "update --from notes",
+    );
+  });
+
+  it("a branch ref that names a tree or a blob is reported, not a crash", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = (await berth(r, ["start", "x"])).json.data;
+    // git refuses to write these; a hand edit (or another tool) can.
+    for (const [ref, object] of [
+      ["refs/heads/berth/tree-ref", r.git(["rev-parse", "HEAD^{tree}"])],
+      ["refs/heads/blob-ref", r.git(["rev-parse", "HEAD:README.md"])],
+    ] as const) {
+      mkdirSync(dirname(join(r.path, ".git", ref)), { recursive: true });
+      writeFileSync(join(r.path, ".git", ref), `${object}\n`);
+    }
+    expectHandled(await berth(r, ["status"]), [0, 1], "status");
+    expectHandled(await berth(r, ["worktree", "prune", "--contained", "--yes"]), [0, 1], "prune");
+    expectHandled(
+      await berth(r, ["start", "y", "--from", "berth/tree-ref"]),
+      [1],
+      "start --from a tree branch",
+    );
+    expectHandled(await berth(r, ["gate"], b.path), [0, 1], "gate");
+    expectHandled(await berth(r, ["worktree", "drop", b.id, "--yes"]), [0, 1], "drop");
+  });
+
+  it("a berth on a detached HEAD: observed, refused where a branch is needed, dropped with its commits kept", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = (await berth(r, ["start", "x"])).json.data;
+    r.write("d.txt", "detached work\n", b.path);
+    r.commit("detached work", b.path);
+    r.git(["checkout", "-q", "--detach"], b.path);
+    const detachedTip = r.git(["rev-parse", "HEAD"], b.path);
+    expectHandled(await berth(r, ["status"]), [0], "status");
+    expectHandled(await berth(r, ["status"], b.path), [0], "status inside");
+    expectHandled(await berth(r, ["gate"], b.path), [1], "gate");
+    expectHandled(await berth(r, ["update"], b.path), [1], "update");
+    expectHandled(await berth(r, ["worktree", "prune", "--contained", "--yes"]), [0], "prune");
+    expectHandled(await berth(r, ["worktree", "drop", b.id, "--yes"]), [1], "drop without --force");
+    expectHandled(
+      await berth(r, ["worktree", "drop", b.id, "--force", "--yes"]),
+      [0],
+      "drop --force",
+    );
+    expect(r.git(["for-each-ref", "--format=%(objectname)", "refs/berth/recovery"])).toContain(
+      detachedTip,
+    );
+  });
+});
+
+describe("repositories berth cannot work in", () => {
+  const VERBS: string[][] = [
+    ["status"],
+    ["start", "x"],
+    ["start", "x", "--dry-run"],
+    ["gate"],
+    ["update"],
+    ["worktree", "prune", "--yes"],
+    ["worktree", "drop", "x", "--yes"],
+    ["worktree", "setup"],
+    ["worktree", "teardown", "--yes"],
+    ["logbook"],
+  ];
+
+  it("a repository with no commits: each verb observes or refuses", async () => {
+    repo = makeRepo({ empty: true });
+    const r = repo;
+    for (const args of VERBS) {
+      const run = await berth(r, args);
+      if (args[0] === "logbook") expect(run.code, args.join(" ")).toBe(0);
+      else expectHandled(run, args[0] === "status" ? [0, 1] : [0, 1], args.join(" "));
+    }
+    const start = await berth(r, ["start", "x"]);
+    expect(start.code).toBe(1);
+    expect(start.json.error.code).toBe("precondition_failed");
+    expect(r.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
+  });
+
+  it("a bare repository, and a folder that is no repository: not_a_repository", async () => {
+    const dir = makeTempDir();
+    try {
+      const bare = join(dir.path, "bare.git");
+      execFileSync("git", ["init", "-q", "--bare", bare], { env: dir.env });
+      const plain = join(dir.path, "plain");
+      mkdirSync(plain);
+      for (const cwd of [bare, plain]) {
+        for (const args of VERBS.filter((a) => a[0] !== "logbook")) {
+          const run = await runBerth([...args, "--json"], { cwd, env: dir.env });
+          expectHandled(run, [1], `${args.join(" ")} in ${cwd}`);
+          expect(run.json.error.code, `${args.join(" ")} in ${cwd}`).toBe("not_a_repository");
+        }
+      }
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it("usage mistakes exit 2 with a JSON usage error", async () => {
+    repo = makeRepo();
+    const r = repo;
+    for (const args of [
+      ["start", "--nope"],
+      ["worktree", "drop"],
+      ["status", "extra", "args"],
+      ["frobnicate"],
+    ]) {
+      const run = await berth(r, args);
+      expect([2], `${args.join(" ")}: ${run.stdout}${run.stderr}`).toContain(run.code);
+      expect(run.stderr).not.toMatch(STACK_LINE);
+      expect(run.json?.error?.code ?? "usage").toBe("usage");
+    }
+  });
+});
