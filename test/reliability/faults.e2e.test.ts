@@ -15,7 +15,6 @@ import {
   start,
 } from "./crash.js";
 import { Prng } from "./model/prng.js";
-import { acceptBuilt } from "./model/suite.js";
 
 /**
  * Fault injection, end to end through the built binary: resource destroys
@@ -201,86 +200,83 @@ describe(`SIGKILL at random moments (BERTH_FUZZ_KILL_SEED=${killSeed})`, () => {
   );
 });
 
-if (acceptBuilt) {
-  // Registered only when the tree has `berth accept` (issue 5): the same checks then run on it.
-  describe("accept under faults and SIGKILL (invariant 7)", () => {
-    async function ready(f: Fleet): Promise<Started> {
-      const b = await start(f, "land");
-      commitIn(f, b.path, "land.txt");
-      return b;
-    }
+describe("accept under faults and SIGKILL (invariant 7)", () => {
+  async function ready(f: Fleet): Promise<Started> {
+    const b = await start(f, "land");
+    commitIn(f, b.path, "land.txt");
+    return b;
+  }
 
-    it("killed in its gate: nothing landed, the fleet is consistent, accept again lands", async () => {
+  it("killed in its gate: nothing landed, the fleet is consistent, accept again lands", async () => {
+    const f = twoResourceFleet();
+    const b = await ready(f);
+    const trunk = f.repo.git(["rev-parse", "main"]);
+    const tip = f.repo.git(["rev-parse", b.branch]);
+    const commits = commitsNow(f);
+    await killAt(f, ["accept", b.id, "--yes", "--json"], "gate");
+    expect(f.repo.git(["rev-parse", "main"])).toBe(trunk);
+    await expectConsistentAfterCrash(f, commits);
+    expectClean(await f.berth(["accept", b.id, "--yes", "--json"]), [0]);
+    expect(f.repo.git(["rev-parse", "main"])).toBe(tip);
+  });
+
+  it.each(["destroy-cache", "destroy-db"])(
+    "killed in %s after the trunk moved: consistent, and accept again finishes the landing",
+    async (point) => {
+      const f = twoResourceFleet();
+      const b = await ready(f);
+      const tip = f.repo.git(["rev-parse", b.branch]);
+      const commits = commitsNow(f);
+      await killAt(f, ["accept", b.id, "--yes", "--json"], point);
+      await expectConsistentAfterCrash(f, commits);
+      const again = await f.berth(["accept", b.branch, "--yes", "--json"]);
+      expectClean(again, [0]);
+      expect(f.repo.git(["rev-parse", "main"])).toBe(tip);
+      const facts = readFleetFacts(f);
+      expect(facts.worktrees.map((w) => w.path)).not.toContain(b.path);
+      expect(facts.resources).toEqual([]);
+      expect(f.repo.git(["for-each-ref", `refs/heads/${b.branch}`])).toBe("");
+    },
+  );
+
+  it("a failing destroy after the trunk moved is a partial landing that accept again finishes", async () => {
+    const f = twoResourceFleet();
+    const b = await ready(f);
+    const tip = f.repo.git(["rev-parse", b.branch]);
+    flag(f, "fail-destroy", true);
+    const partial = await f.berth(["accept", b.id, "--yes", "--json"]);
+    expectClean(partial, [1]);
+    expect(partial.json.error.code).toBe("partial");
+    expect(partial.json.data.landing).toMatchObject({
+      trunk_landed: true,
+      resources_destroyed: false,
+      worktree_removed: false,
+      branch_deleted: false,
+    });
+    expect(f.repo.git(["rev-parse", "main"])).toBe(tip);
+    expect(readFleetFacts(f).worktrees.map((w) => w.path)).toContain(b.path);
+    flag(f, "fail-destroy", false);
+    expectClean(await f.berth(["accept", b.branch, "--yes", "--json"]), [0]);
+    expect(readFleetFacts(f).worktrees.map((w) => w.path)).not.toContain(b.path);
+  });
+
+  it.each([0, 1, 2].map((i) => ({ delay: new Prng(killSeed + i).int(200, 2500) })))(
+    "accept killed after $delay ms: the fleet is consistent and accept again completes or the berth already landed",
+    async ({ delay }) => {
       const f = twoResourceFleet();
       const b = await ready(f);
       const trunk = f.repo.git(["rev-parse", "main"]);
       const tip = f.repo.git(["rev-parse", b.branch]);
       const commits = commitsNow(f);
-      await killAt(f, ["accept", b.id, "--yes", "--json"], "gate");
-      expect(f.repo.git(["rev-parse", "main"])).toBe(trunk);
+      await killAfter(f, ["accept", b.id, "--yes", "--json"], delay);
+      // The trunk is where it was, or at the validated tip: nothing in between.
+      expect([trunk, tip]).toContain(f.repo.git(["rev-parse", "main"]));
       await expectConsistentAfterCrash(f, commits);
-      expectClean(await f.berth(["accept", b.id, "--yes", "--json"]), [0]);
+      const again = await f.berth(["accept", b.branch, "--yes", "--json"]);
+      expectClean(again, [0, 1]);
+      // 1 only when the killed run had already finished everything (the branch is gone).
+      if (again.code === 1) expect(again.json.error.code).toBe("unknown_target");
       expect(f.repo.git(["rev-parse", "main"])).toBe(tip);
-    });
-
-    it.each(["destroy-cache", "destroy-db"])(
-      "killed in %s after the trunk moved: consistent, and accept again finishes the landing",
-      async (point) => {
-        const f = twoResourceFleet();
-        const b = await ready(f);
-        const tip = f.repo.git(["rev-parse", b.branch]);
-        const commits = commitsNow(f);
-        await killAt(f, ["accept", b.id, "--yes", "--json"], point);
-        await expectConsistentAfterCrash(f, commits);
-        const again = await f.berth(["accept", b.branch, "--yes", "--json"]);
-        expectClean(again, [0]);
-        expect(f.repo.git(["rev-parse", "main"])).toBe(tip);
-        const facts = readFleetFacts(f);
-        expect(facts.worktrees.map((w) => w.path)).not.toContain(b.path);
-        expect(facts.resources).toEqual([]);
-        expect(f.repo.git(["for-each-ref", `refs/heads/${b.branch}`])).toBe("");
-      },
-    );
-
-    it("a failing destroy after the trunk moved is a partial landing that accept again finishes", async () => {
-      const f = twoResourceFleet();
-      const b = await ready(f);
-      const tip = f.repo.git(["rev-parse", b.branch]);
-      flag(f, "fail-destroy", true);
-      const partial = await f.berth(["accept", b.id, "--yes", "--json"]);
-      expectClean(partial, [1]);
-      expect(partial.json.error.code).toBe("partial");
-      expect(partial.json.data.landing).toMatchObject({
-        trunk_landed: true,
-        resources_destroyed: false,
-        worktree_removed: false,
-        branch_deleted: false,
-      });
-      expect(f.repo.git(["rev-parse", "main"])).toBe(tip);
-      expect(readFleetFacts(f).worktrees.map((w) => w.path)).toContain(b.path);
-      flag(f, "fail-destroy", false);
-      expectClean(await f.berth(["accept", b.branch, "--yes", "--json"]), [0]);
-      expect(readFleetFacts(f).worktrees.map((w) => w.path)).not.toContain(b.path);
-    });
-
-    it.each([0, 1, 2].map((i) => ({ delay: new Prng(killSeed + i).int(200, 2500) })))(
-      "accept killed after $delay ms: the fleet is consistent and accept again completes or the berth already landed",
-      async ({ delay }) => {
-        const f = twoResourceFleet();
-        const b = await ready(f);
-        const trunk = f.repo.git(["rev-parse", "main"]);
-        const tip = f.repo.git(["rev-parse", b.branch]);
-        const commits = commitsNow(f);
-        await killAfter(f, ["accept", b.id, "--yes", "--json"], delay);
-        // The trunk is where it was, or at the validated tip: nothing in between.
-        expect([trunk, tip]).toContain(f.repo.git(["rev-parse", "main"]));
-        await expectConsistentAfterCrash(f, commits);
-        const again = await f.berth(["accept", b.branch, "--yes", "--json"]);
-        expectClean(again, [0, 1]);
-        // 1 only when the killed run had already finished everything (the branch is gone).
-        if (again.code === 1) expect(again.json.error.code).toBe("unknown_target");
-        expect(f.repo.git(["rev-parse", "main"])).toBe(tip);
-      },
-    );
-  });
-}
+    },
+  );
+});

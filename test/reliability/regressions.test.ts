@@ -1,18 +1,16 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyDrop, planDrop } from "../../src/core/drop.js";
-import { startBerth } from "../../src/core/start.js";
 import { readStatus } from "../../src/core/status.js";
-import { runUpdate } from "../../src/core/update.js";
 import { UserError } from "../../src/errors.js";
 import { readLedger } from "../../src/io/ledger.js";
 import { deleteReceipt, receiptPath, writeReceipt } from "../../src/io/receipt.js";
 import { makeRepo, type TestRepo, testContext } from "../helpers/repo.js";
 
 /**
- * Focused regression tests for the bugs the reliability suite found
- * (docs/reliability.md, "What the suite found"). Each failed before its fix.
+ * Focused regression tests for bugs the reliability suite found
+ * (docs/reliability.md, "What the suite found"); the others are in
+ * test/safety-regressions.test.ts. Each failed before its fix.
  */
 
 let repo: TestRepo | undefined;
@@ -26,62 +24,6 @@ async function refusal(promise: Promise<unknown>): Promise<UserError> {
   expect(error).toBeInstanceOf(UserError);
   return error as UserError;
 }
-
-describe("update never moves the trunk", () => {
-  it("refuses in the main checkout on the trunk, with --from a berth's branch, and changes nothing", async () => {
-    repo = makeRepo();
-    const r = repo;
-    const { ctx } = testContext(r.path, r.env);
-    const started = (await startBerth(ctx, { name: "work" })).data;
-    if (!started) throw new Error("start failed");
-    r.write("work.txt", "work\n", started.path);
-    r.commit("work", started.path);
-    const trunk = r.git(["rev-parse", "main"]);
-    const error = await refusal(runUpdate(ctx, { from: started.branch }));
-    expect(error.code).toBe("precondition_failed");
-    expect(error.message).toContain("only berth accept moves the trunk");
-    expect(r.git(["rev-parse", "main"])).toBe(trunk);
-    expect((await refusal(runUpdate(ctx))).code).toBe("precondition_failed");
-  });
-});
-
-describe("a forced drop stopped after writing its recovery ref", () => {
-  it("does not claim that nothing changed, and names the ref that stays", async () => {
-    repo = makeRepo({
-      config: "[worktree.resources.db]\ncreate = 'true'\ndestroy = 'exit 1'\n",
-    });
-    const r = repo;
-    const { ctx } = testContext(r.path, r.env);
-    const started = (await startBerth(ctx, { name: "doomed" })).data;
-    if (!started) throw new Error("start failed");
-    r.write("doomed.txt", "doomed\n", started.path);
-    r.commit("doomed", started.path);
-    const plan = await planDrop(ctx, { target: started.id, force: true });
-    const error = await refusal(applyDrop(ctx, plan));
-    expect(error.code).toBe("teardown_failed");
-    expect(error.nothingChanged).toBe(false);
-    const ref = r.git(["for-each-ref", "--format=%(refname)", "refs/berth/recovery"]);
-    expect(ref).not.toBe("");
-    expect(error.message).toContain(ref);
-  });
-});
-
-describe("two starts at once", () => {
-  it("choose their ids under the fleet lock: the same first draw becomes two berths", async () => {
-    repo = makeRepo();
-    const r = repo;
-    const draws = (...hex: string[]) => {
-      let i = 0;
-      return () => hex[Math.min(i++, hex.length - 1)] as string;
-    };
-    const { ctx } = testContext(r.path, r.env);
-    const [one, two] = await Promise.all([
-      startBerth(ctx, { name: "same", random: draws("aaaaaa") }),
-      startBerth(ctx, { name: "same", random: draws("aaaaaa", "bbbbbb") }),
-    ]);
-    expect([one.data?.id, two.data?.id].sort()).toEqual(["same-aaaaaa", "same-bbbbbb"]);
-  });
-});
 
 describe("state files that are folders", () => {
   it("a ledger entry that is a folder is reported as a problem, not thrown", async () => {

@@ -5,7 +5,6 @@ import { startBerth } from "../../../src/core/start.js";
 import { UserError } from "../../../src/errors.js";
 import { renderJson } from "../../../src/ui/envelope.js";
 import { colorsFor } from "../../../src/ui/style.js";
-import { runBerth } from "../../helpers/repo.js";
 import type { Prng } from "./prng.js";
 import {
   branchesOf,
@@ -21,9 +20,7 @@ import { type Fault, PREFIX, TRUNK, type World } from "./world.js";
  * commits, uncommitted edits, locks, deleted folders, fault switches) shape
  * the fleet the way people and agents do; verbs are what the invariants
  * judge. Verbs run in process through the command modules (the same code the
- * CLI runs after argument parsing, confirmation included), except `accept`,
- * which runs the built binary so that the suite exercises whatever accept
- * the tree holds.
+ * CLI runs after argument parsing, confirmation included).
  */
 
 export type WorldOp =
@@ -96,10 +93,6 @@ const NAMES = ["a", "b", "c", "Fix login!", "", "ÜBER über", "x".repeat(50), "
 // ---------------------------------------------------------------------------
 // Choosing
 
-export interface Choice {
-  acceptEnabled: boolean;
-}
-
 export function liveBerths(s: Snapshot): WorktreeRow[] {
   return s.worktrees.filter((w) => !w.isMain && w.markerId !== null && w.folder);
 }
@@ -171,7 +164,7 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
   }
 }
 
-export function chooseVerbOp(rng: Prng, world: World, s: Snapshot, choice: Choice): VerbOp {
+export function chooseVerbOp(rng: Prng, world: World, s: Snapshot): VerbOp {
   const live = liveBerths(s);
   const registered = s.worktrees.filter((w) => !w.isMain && w.markerId !== null);
   const prefixBranches = [...branchesOf(s).keys()].filter((b) => b.startsWith(PREFIX));
@@ -181,7 +174,7 @@ export function chooseVerbOp(rng: Prng, world: World, s: Snapshot, choice: Choic
     gate: live.length > 0 ? 8 : 1,
     update: live.length > 0 ? 5 : 1,
     status: 1,
-    accept: choice.acceptEnabled && registered.length + prefixBranches.length > 0 ? 7 : 0,
+    accept: registered.length + prefixBranches.length > 0 ? 7 : 0,
     prune: 4,
     "prune-contained": 5,
     "prune-no-yes": 1,
@@ -414,10 +407,9 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
 // Running verbs
 
 export async function applyVerb(world: World, op: VerbOp, rng: Prng): Promise<VerbOutcome> {
-  if (op.kind === "accept") return runAcceptBinary(world, op);
   const ctx = world.context("cwd" in op ? op.cwd : world.mainPath);
   try {
-    const outcome = await runInProcess(world, op, ctx, rng);
+    const outcome = await runInProcess(op, ctx, rng);
     // Rendering is part of the verb: a crash there is a crash the user sees.
     outcome.human(colorsFor(false, {}));
     renderJson(outcome.result);
@@ -454,8 +446,7 @@ export async function applyVerb(world: World, op: VerbOp, rng: Prng): Promise<Ve
 }
 
 async function runInProcess(
-  world: World,
-  op: Exclude<VerbOp, { kind: "accept" }>,
+  op: VerbOp,
   ctx: ReturnType<World["context"]>,
   rng: Prng,
 ): Promise<CommandOutcome> {
@@ -478,6 +469,10 @@ async function runInProcess(
       );
     case "status":
       return (await import("../../../src/commands/status.js")).statusCommand(ctx, {});
+    case "accept":
+      return (await import("../../../src/commands/accept.js")).acceptCommand(ctx, op.target, {
+        yes: true,
+      });
     case "prune":
       return (await import("../../../src/commands/worktree-prune.js")).worktreePruneCommand(ctx, {
         contained: op.contained,
@@ -500,33 +495,6 @@ async function runInProcess(
         { yes: true },
       );
   }
-  void world;
-}
-
-const STACK_LINE = /^\s+at /m;
-
-async function runAcceptBinary(
-  world: World,
-  op: Extract<VerbOp, { kind: "accept" }>,
-): Promise<VerbOutcome> {
-  const args = ["accept", ...(op.target === undefined ? [] : [op.target]), "--yes", "--json"];
-  const run = await runBerth(args, { cwd: op.cwd, env: world.env, timeoutMs: 120_000 });
-  const envelope = run.json;
-  const problems: string[] = [];
-  if (envelope === undefined)
-    problems.push(`stdout is not one JSON document: ${run.stdout.slice(0, 400)}`);
-  if (STACK_LINE.test(run.stderr)) problems.push(`stack trace on stderr:\n${run.stderr}`);
-  if (![0, 1].includes(run.code)) problems.push(`exit code ${run.code}:\n${run.stderr}`);
-  if (envelope?.error?.code === "internal")
-    problems.push(`internal error: ${envelope.error.message}`);
-  return {
-    ok: run.code === 0 && envelope?.ok === true,
-    code: envelope?.error?.code ?? (run.code === 0 ? null : "internal"),
-    nothingChanged: null,
-    data: envelope?.data ?? null,
-    unexpected: problems.length > 0 ? problems.join("\n") : null,
-    message: envelope?.error?.message ?? null,
-  };
 }
 
 /** Commits reachable from the trunk in a snapshot. */

@@ -28,8 +28,6 @@ import { randomConfig, World } from "./world.js";
  */
 
 export interface SequenceOptions {
-  /** Run `berth accept` (the built binary) as one of the verbs. */
-  acceptEnabled: boolean;
   /** How many random verbs follow the fleet: drawn from [min, max]. */
   verbs?: [number, number];
 }
@@ -73,7 +71,10 @@ export function emptyStats(): SequenceStats {
   };
 }
 
-export async function runSequence(seed: number, options: SequenceOptions): Promise<SequenceReport> {
+export async function runSequence(
+  seed: number,
+  options: SequenceOptions = {},
+): Promise<SequenceReport> {
   const rng = new Prng(seed);
   const started = performance.now();
   const world = new World(randomConfig(rng));
@@ -278,9 +279,7 @@ class SequenceRun {
         if (op !== null) this.hand(op);
         continue;
       }
-      const op = chooseVerbOp(rng, world, this.current(), {
-        acceptEnabled: this.options.acceptEnabled,
-      });
+      const op = chooseVerbOp(rng, world, this.current());
       const outcome = await this.verb(op);
       if (op.kind === "accept" && outcome.code === "partial") await this.finishAccept(op);
     }

@@ -1,7 +1,4 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../../helpers/repo.js";
 import { sequenceSeed } from "./prng.js";
 import { emptyStats, runSequence, type SequenceStats } from "./sequence.js";
 
@@ -12,18 +9,13 @@ import { emptyStats, runSequence, type SequenceStats } from "./sequence.js";
  *   BERTH_FUZZ_SEED=<n>     replay one sequence (every shard runs just that one)
  *   BERTH_FUZZ_RUNS=<n>     sequences over all shards (default 300)
  *   BERTH_FUZZ_BASE=<n>     the base the sequence seeds derive from (default random, printed)
- *   BERTH_FUZZ_ACCEPT=0|1   accept off or on (default: on when dist/commands/accept.js exists)
  */
-
-export const acceptBuilt = existsSync(join(PROJECT_ROOT, "dist", "commands", "accept.js"));
 
 export function defineModelSuite(file: string, shard: number, shards: number): void {
   const env = process.env;
   const replay = env.BERTH_FUZZ_SEED;
   const runs = Number(env.BERTH_FUZZ_RUNS ?? 300);
   const base = Number(env.BERTH_FUZZ_BASE ?? Math.floor(Math.random() * 2 ** 32));
-  const acceptEnabled =
-    env.BERTH_FUZZ_ACCEPT === undefined ? acceptBuilt : env.BERTH_FUZZ_ACCEPT === "1";
   const seeds =
     replay === undefined
       ? Array.from({ length: runs }, (_, i) => i)
@@ -38,23 +30,16 @@ export function defineModelSuite(file: string, shard: number, shards: number): v
   };
   afterAll(() => {
     // The figures docs/reliability.md quotes come from these lines.
-    console.log(
-      `[berth fuzz] ${file} base ${base}, accept ${acceptEnabled ? "on" : "off"}: ${JSON.stringify(totals)}`,
-    );
+    console.log(`[berth fuzz] ${file} base ${base}: ${JSON.stringify(totals)}`);
   });
 
   describe(`random histories keep every safety invariant (base ${base}, shard ${shard + 1}/${shards})`, () => {
     it.each(seeds)("sequence seed %i", async (seed) => {
-      if (acceptEnabled && !acceptBuilt) {
-        throw new Error(
-          "BERTH_FUZZ_ACCEPT=1, but dist/commands/accept.js is missing (npm run build)",
-        );
-      }
-      const report = await runSequence(seed, { acceptEnabled });
+      const report = await runSequence(seed);
       add(totals, report.stats);
       totals.sequences += 1;
       if (report.violations.length > 0) totals.losses += 1;
-      const replayCommand = `BERTH_FUZZ_SEED=${seed} BERTH_FUZZ_ACCEPT=${acceptEnabled ? 1 : 0} npx vitest run ${file}`;
+      const replayCommand = `BERTH_FUZZ_SEED=${seed} npx vitest run ${file}`;
       expect(
         report.violations,
         `seed ${seed} broke an invariant. Replay: ${replayCommand}\nhistory:\n  ${report.log.join("\n  ")}\n`,
