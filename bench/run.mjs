@@ -158,9 +158,48 @@ const results = {
   machine: machine(),
   runs,
   load_at_start: load(),
+  scaling: null,
   sizes: {},
   startup: null,
 };
+
+// What parallelism can buy on this machine at all: the same work in one lane
+// and split over every core, once for starting processes (what a survey's
+// per-worktree git processes are) and once for plain computation. A floor
+// that beats the sequential loop needs the first to scale.
+{
+  log("machine: process start-up and computation, one lane vs every core...");
+  const spawns = 500;
+  const loop = (n) => `i=0; while [ $i -lt ${n} ]; do git --version >/dev/null; i=$((i+1)); done`;
+  const split = (body) => `${Array.from({ length: cores }, () => `(${body}) &`).join(" ")} wait`;
+  const work = 2e8;
+  const compute = (n) => `let s = 0; for (let i = 0; i < ${n}; i++) s += i;`;
+  const rows = race(
+    [
+      { label: `${spawns} x git --version, one lane`, cmd: "sh", argv: ["-c", loop(spawns)] },
+      {
+        label: `${spawns} x git --version, ${cores} lanes`,
+        cmd: "sh",
+        argv: ["-c", split(loop(Math.ceil(spawns / cores)))],
+      },
+      { label: "computation, one process", cmd: NODE, argv: ["-e", compute(work)] },
+      {
+        label: `computation split over ${cores} processes`,
+        cmd: "sh",
+        argv: ["-c", split(`'${NODE}' -e '${compute(work / cores)}'`)],
+      },
+    ],
+    runs,
+  );
+  const [spawnOne, spawnSplit, computeOne, computeSplit] = rows.map((r) => r.median_ms);
+  results.scaling = {
+    rows,
+    ratios: {
+      spawn_split_vs_one_lane: +(spawnSplit / spawnOne).toFixed(2),
+      compute_split_vs_one: +(computeSplit / computeOne).toFixed(2),
+    },
+  };
+}
 
 for (const size of sizes) {
   log(`building a fleet of ${size} worktrees...`);
@@ -326,6 +365,10 @@ results.load_at_end = load();
 
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
+// The committed results file follows the project's formatting (npm run lint checks it).
+spawnSync(join(here, "..", "node_modules", ".bin", "biome"), ["format", "--write", outFile], {
+  stdio: "ignore",
+});
 print(results);
 
 function print(r) {
@@ -335,6 +378,15 @@ function print(r) {
   );
   console.log(
     `load average at start ${r.load_at_start.join(" ")}, at end ${r.load_at_end.join(" ")}`,
+  );
+  const sc = r.scaling;
+  console.log("\nmachine: what running on every core buys (ideal: 1/cores)");
+  for (const row of sc.rows)
+    console.log(
+      `  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
+    );
+  console.log(
+    `  starting processes: ${sc.ratios.spawn_split_vs_one_lane}x one lane; computation: ${sc.ratios.compute_split_vs_one}x one process`,
   );
   for (const [size, s] of Object.entries(r.sizes)) {
     const f = s.fleet;
