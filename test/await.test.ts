@@ -11,13 +11,13 @@ import {
   runAwait,
 } from "../src/core/await.js";
 import { runGate } from "../src/core/gate.js";
-import { UserError } from "../src/errors.js";
 import { readGitFile } from "../src/io/admin-dirs.js";
 import { readReadyMarker, writeReadyMarker } from "../src/io/ready-marker.js";
 import type { VerbResult } from "../src/result.js";
 import { renderAwait } from "../src/ui/await-view.js";
 import { colorsFor } from "../src/ui/style.js";
 import { fleetSnapshot } from "./helpers/fleet.js";
+import { refusal } from "./helpers/refusal.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 import { type StartedBerth, startWithCommit } from "./helpers/train.js";
 
@@ -60,15 +60,6 @@ async function waitThen(
   await acted;
   expect(waited).toBe(true);
   return result;
-}
-
-async function refusal(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
 }
 
 async function train(): Promise<[StartedBerth, StartedBerth, StartedBerth]> {

@@ -5,12 +5,13 @@ import { gateCommand } from "../src/commands/gate.js";
 import { runGate } from "../src/core/gate.js";
 import { startBerth } from "../src/core/start.js";
 import { readStatus } from "../src/core/status.js";
-import { UserError } from "../src/errors.js";
+import type { UserError } from "../src/errors.js";
 import { readGitFile } from "../src/io/admin-dirs.js";
 import { receiptPath } from "../src/io/receipt.js";
 import { renderGate } from "../src/ui/gate-view.js";
 import { renderStatus } from "../src/ui/status-view.js";
 import { colorsFor } from "../src/ui/style.js";
+import { refusal } from "./helpers/refusal.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 
 let repo: TestRepo;
@@ -46,15 +47,6 @@ async function receiptRow(path: string) {
   const { ctx } = testContext(path, repo.env);
   const status = await readStatus(ctx, {});
   return status.data?.worktrees[0];
-}
-
-async function refusal(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
 }
 
 describe("berth gate", () => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startBerth } from "../src/core/start.js";
 import { readStatus } from "../src/core/status.js";
 import { runUpdate } from "../src/core/update.js";
-import { UserError } from "../src/errors.js";
+import { refusal } from "./helpers/refusal.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 
 let repo: TestRepo;
@@ -30,15 +30,6 @@ function trunkCommit(file: string, content: string): string {
 function updateIn(path: string, options: { from?: string; dryRun?: boolean } = {}) {
   const { ctx } = testContext(path, { ...repo.env, MARKS: repo.dir.path });
   return runUpdate(ctx, options);
-}
-
-async function refusal(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
 }
 
 function snapshot(path: string) {

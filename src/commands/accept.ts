@@ -5,6 +5,7 @@ import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
 import { confirmOrRefuse } from "../ui/confirm.js";
 import { gateProgress } from "../ui/gate-view.js";
 import { colorsFor } from "../ui/style.js";
+import { withInterrupt } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 
 export async function acceptCommand(
@@ -37,18 +38,11 @@ export async function acceptCommand(
     data: plan.data,
   });
   // A gate's checks run in their own process groups: forward an interrupt to them.
-  const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    const result = await applyAccept(ctx, plan, {
-      signal: interrupt.signal,
+  const result = await withInterrupt((signal) =>
+    applyAccept(ctx, plan, {
+      signal,
       onEvent: ctx.stderrIsTTY ? gateProgress(ctx.stderr, colorsFor(true, ctx.env)) : undefined,
-    });
-    return { result, human: (c) => renderAccept(result, c) };
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+    }),
+  );
+  return { result, human: (c) => renderAccept(result, c) };
 }

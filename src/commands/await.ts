@@ -2,27 +2,21 @@ import type { Context } from "../context.js";
 import { type AwaitOptions, runAwait } from "../core/await.js";
 import { renderAwait, waitingLine } from "../ui/await-view.js";
 import { colorsFor } from "../ui/style.js";
+import { withInterrupt } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 
 export async function awaitCommand(ctx: Context, options: AwaitOptions): Promise<CommandOutcome> {
   // Ctrl-C (or SIGTERM) ends the wait with an answer, not a dead process.
-  const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    const result = await runAwait(ctx, options, {
-      signal: interrupt.signal,
+  const result = await withInterrupt((signal) =>
+    runAwait(ctx, options, {
+      signal,
       onWaiting: ctx.stderrIsTTY
         ? (data) => ctx.stderr.write(waitingLine(data, colorsFor(true, ctx.env)))
         : undefined,
       onEvaluationError: ctx.debug
         ? (error) => ctx.stderr.write(`berth await: evaluation failed: ${String(error)}\n`)
         : undefined,
-    });
-    return { result, human: (c) => renderAwait(result, c) };
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+    }),
+  );
+  return { result, human: (c) => renderAwait(result, c) };
 }

@@ -2,6 +2,7 @@ import type { Context } from "../context.js";
 import { runGate } from "../core/gate.js";
 import { gateProgress, renderGate } from "../ui/gate-view.js";
 import { colorsFor } from "../ui/style.js";
+import { withInterrupt } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 
 export async function gateCommand(
@@ -10,19 +11,12 @@ export async function gateCommand(
 ): Promise<CommandOutcome> {
   // The checks run in their own process groups, so a Ctrl-C at the terminal
   // would not reach them: forward it, and let the gate stop and report.
-  const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    const result = await runGate(ctx, {
+  const result = await withInterrupt((signal) =>
+    runGate(ctx, {
       dryRun: options.dryRun === true,
-      signal: interrupt.signal,
+      signal,
       onEvent: ctx.stderrIsTTY ? gateProgress(ctx.stderr, colorsFor(true, ctx.env)) : undefined,
-    });
-    return { result, human: (c) => renderGate(result, c) };
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+    }),
+  );
+  return { result, human: (c) => renderGate(result, c) };
 }

@@ -820,17 +820,7 @@ async function landUnderLock(
     reason: `${old.slice(0, 8)} -> ${commit.slice(0, 8)}`,
   });
   if (!holders.mainFollows) return null;
-  const follow = await followTrunk(main, old, commit);
-  data.landing.main_checkout_updated = follow.ok;
-  steps.push({
-    step: "update main checkout",
-    target: main,
-    outcome: follow.ok ? "done" : "failed",
-    ...(follow.ok ? {} : { reason: follow.output }),
-  });
-  return follow.ok
-    ? null
-    : `git did not bring the main checkout's files to ${commit.slice(0, 8)}: ${follow.output}`;
+  return followAndRecord(main, old, commit, data, steps);
 }
 
 /** Finish: the main checkout's files follow the trunk the earlier run moved. */
@@ -861,7 +851,18 @@ async function finishFollow(plan: AcceptPlan, steps: StepOutcome[]): Promise<str
     });
     return null;
   }
-  const follow = await followTrunk(main, record.old, tip);
+  return followAndRecord(main, record.old, tip, data, steps);
+}
+
+/** Brings the main checkout's files from `old` to `tip`, recording the step; the problem, or null. */
+async function followAndRecord(
+  main: string,
+  old: string,
+  tip: string,
+  data: AcceptData,
+  steps: StepOutcome[],
+): Promise<string | null> {
+  const follow = await followTrunk(main, old, tip);
   data.landing.main_checkout_updated = follow.ok;
   steps.push({
     step: "update main checkout",

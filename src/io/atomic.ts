@@ -29,11 +29,7 @@ export async function readJsonFile(path: string): Promise<unknown | null | undef
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  return parseOrUndefined(text);
 }
 
 /**
@@ -50,6 +46,10 @@ export function readJsonFileSync(path: string): unknown | null | undefined {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;
   }
+  return parseOrUndefined(text);
+}
+
+function parseOrUndefined(text: string): unknown | undefined {
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -79,6 +79,20 @@ export interface RepoOptions {
 export function makeRepo(options: RepoOptions = {}): TestRepo {
   const dir = makeTempDir();
   const path = join(dir.path, options.name ?? "repo");
+  execFileSync("git", ["init", "-q", "-b", options.trunk ?? "main", path], { env: dir.env });
+  const repo = repoAt(path, dir);
+  repo.git(["config", "gc.auto", "0"]);
+  repo.git(["config", "commit.gpgsign", "false"]);
+  if (!options.empty) {
+    repo.write("README.md", "# test repo\n");
+    if (options.config !== undefined) repo.write("berth.toml", options.config);
+    repo.commit("initial commit");
+  }
+  return repo;
+}
+
+/** The helpers over a repository that already exists at `path` inside `dir`. */
+export function repoAt(path: string, dir: TempDir): TestRepo {
   const env = dir.env;
   const git = (args: string[], cwd = path) =>
     execFileSync("git", args, {
@@ -87,10 +101,7 @@ export function makeRepo(options: RepoOptions = {}): TestRepo {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
     }).replace(/\n$/, "");
-  execFileSync("git", ["init", "-q", "-b", options.trunk ?? "main", path], { env });
-  git(["config", "gc.auto", "0"]);
-  git(["config", "commit.gpgsign", "false"]);
-  const repo: TestRepo = {
+  return {
     path,
     dir,
     env,
@@ -103,12 +114,6 @@ export function makeRepo(options: RepoOptions = {}): TestRepo {
     },
     cleanup: dir.cleanup,
   };
-  if (!options.empty) {
-    repo.write("README.md", "# test repo\n");
-    if (options.config !== undefined) repo.write("berth.toml", options.config);
-    repo.commit("initial commit");
-  }
-  return repo;
 }
 
 export interface RunResult {
@@ -125,24 +130,29 @@ export function runBerth(
   args: string[],
   options: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number },
 ): Promise<RunResult> {
+  const child = spawn(process.execPath, [BERTH_BIN, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
+  child.stdin.end(options.input ?? "");
+  return collectRun(child).finally(() => clearTimeout(timer));
+}
+
+/** Everything a spawned berth printed, its exit code (128 when killed) and its JSON, once it closes. */
+export function collectRun(child: ChildProcess): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BERTH_BIN, ...args], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
+    child.stdout?.on("data", (d: Buffer) => {
       stdout += d.toString();
     });
-    child.stderr.on("data", (d: Buffer) => {
+    child.stderr?.on("data", (d: Buffer) => {
       stderr += d.toString();
     });
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
     child.on("error", reject);
     child.on("close", (code, signal) => {
-      clearTimeout(timer);
       let json: unknown;
       try {
         json = JSON.parse(stdout);
@@ -151,7 +161,6 @@ export function runBerth(
       }
       resolvePromise({ code: code ?? (signal ? 128 : -1), stdout, stderr, json });
     });
-    child.stdin.end(options.input ?? "");
   });
 }
 

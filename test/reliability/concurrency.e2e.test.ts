@@ -13,6 +13,7 @@ import {
   release,
   spawnBerth,
   start,
+  train,
   waitFor,
 } from "./crash.js";
 
@@ -116,14 +117,6 @@ describe("a mutating verb waits for the lock, then refuses with locked", () => {
 });
 
 describe("a reclaim racing the person working in its candidate", () => {
-  async function train(f: Fleet) {
-    const a = await start(f, "a");
-    commitIn(f, a.path, "a.txt");
-    const b = await start(f, "b", a.branch);
-    commitIn(f, b.path, "b.txt");
-    return { a, b };
-  }
-
   it("a commit that lands between the re-check and the removal stays reachable: the ref is kept", async () => {
     fleet = makeFleet({ resources: ["db"] });
     const f = fleet;

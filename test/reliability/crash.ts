@@ -5,6 +5,7 @@ import { expect } from "vitest";
 import { startBerth } from "../../src/core/start.js";
 import {
   BERTH_BIN,
+  collectRun,
   makeRepo,
   type RunResult,
   runBerth,
@@ -108,6 +109,15 @@ export async function start(f: Fleet, name: string, from?: string): Promise<Star
   return result.data;
 }
 
+/** A train a → b with one commit each: a is contained in b. */
+export async function train(f: Fleet): Promise<{ a: Started; b: Started }> {
+  const a = await start(f, "a");
+  commitIn(f, a.path, "a.txt");
+  const b = await start(f, "b", a.branch);
+  commitIn(f, b.path, "b.txt");
+  return { a, b };
+}
+
 export function commitIn(f: Fleet, path: string, file: string, content = `${file}\n`): string {
   f.repo.write(file, content, path);
   return f.repo.commit(`${file} in ${path.split("/").pop()}`, path);
@@ -134,25 +144,7 @@ export function spawnBerth(f: Fleet, args: string[], cwd = f.repo.path): Running
     env: f.env,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const done = new Promise<RunResult>((resolve) => {
-    child.on("close", (code, signal) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: code ?? (signal ? 128 : -1), stdout, stderr, json });
-    });
-  });
+  const done = collectRun(child);
   return { child, done };
 }
 

@@ -13,6 +13,7 @@ import {
   readFleetFacts,
   type Started,
   start,
+  train,
 } from "./crash.js";
 import { Prng } from "./model/prng.js";
 
@@ -36,15 +37,6 @@ afterEach(() => fleet?.cleanup());
 function twoResourceFleet(): Fleet {
   fleet = makeFleet({ resources: ["db", "cache"], setupStep: true });
   return fleet;
-}
-
-/** A train a → b with one commit each: a is contained in b. */
-async function train(f: Fleet): Promise<{ a: Started; b: Started }> {
-  const a = await start(f, "a");
-  commitIn(f, a.path, "a.txt");
-  const b = await start(f, "b", a.branch);
-  commitIn(f, b.path, "b.txt");
-  return { a, b };
 }
 
 /** Switches a fault file that the resource commands test (fail-destroy, kill-destroy). */

@@ -2,9 +2,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readStatus } from "../../src/core/status.js";
-import { UserError } from "../../src/errors.js";
 import { readLedger } from "../../src/io/ledger.js";
 import { deleteReceipt, receiptPath, writeReceipt } from "../../src/io/receipt.js";
+import { refusal } from "../helpers/refusal.js";
 import { makeRepo, type TestRepo, testContext } from "../helpers/repo.js";
 
 /**
@@ -15,15 +15,6 @@ import { makeRepo, type TestRepo, testContext } from "../helpers/repo.js";
 
 let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());
-
-async function refusal(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
-}
 
 describe("state files that are folders", () => {
   it("a ledger entry that is a folder is reported as a problem, not thrown", async () => {

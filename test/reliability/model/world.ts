@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Context, silentJournal } from "../../../src/context.js";
 import { portFor } from "../../../src/core/identity.js";
-import { makeRepo, makeTempDir, type TestRepo } from "../../helpers/repo.js";
+import { makeRepo, makeTempDir, repoAt, type TestRepo } from "../../helpers/repo.js";
 import type { Prng } from "./prng.js";
 import { git, type Snapshot, type SnapshotPlace, takeSnapshot } from "./snapshot.js";
 
@@ -97,27 +97,7 @@ function copyOfTemplate(): TestRepo {
   const dir = makeTempDir("berth-fuzz-");
   const path = join(dir.path, "repo");
   cpSync(template.path, path, { recursive: true });
-  const env = dir.env;
-  const git = (args: string[], cwd = path) =>
-    execFileSync("git", args, {
-      cwd,
-      env,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    }).replace(/\n$/, "");
-  return {
-    path,
-    dir,
-    env,
-    git,
-    write: (file, content, cwd = path) => writeFileSync(join(cwd, file), content),
-    commit: (message, cwd = path) => {
-      git(["add", "-A"], cwd);
-      git(["commit", "-q", "--allow-empty", "-m", message], cwd);
-      return git(["rev-parse", "HEAD"], cwd);
-    },
-    cleanup: dir.cleanup,
-  };
+  return repoAt(path, dir);
 }
 
 /** A file a sequence changed by hand and did not commit: its content, or null for a deletion. */
