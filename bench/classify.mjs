@@ -1,6 +1,6 @@
 // The landed/contained classification alone, on a fleet already surveyed:
 // berth's way (one `git merge-base --octopus` + one `git rev-list --parents
-// --stdin`, then src/core/containment.ts in memory) against the per-candidate
+// --stdin`, then src/core/fleet/containment.ts in memory) against the per-candidate
 // way (one `git for-each-ref --contains <tip>` per candidate branch, plus one
 // `git rev-list --count` per candidate container and per kept ref), run from
 // `sh` lanes so the baseline pays no Node spawn cost. Both must agree.
@@ -15,11 +15,11 @@ import { join } from "node:path";
 
 const dist = new URL("../dist/", import.meta.url);
 const { processContext } = await import(new URL("context.js", dist).href);
-const { openRepository } = await import(new URL("core/repository.js", dist).href);
-const { surveyFleet, isLanded } = await import(new URL("core/survey.js", dist).href);
-const { readAncestry } = await import(new URL("core/ancestry.js", dist).href);
-const { classifyContainment } = await import(new URL("core/containment.js", dist).href);
-const { readFleetActivity } = await import(new URL("core/activity.js", dist).href);
+const { openRepository } = await import(new URL("core/repo/repository.js", dist).href);
+const { surveyFleet, isLanded } = await import(new URL("core/fleet/survey.js", dist).href);
+const { readAncestry } = await import(new URL("core/fleet/commit-graph.js", dist).href);
+const { classifyContainment } = await import(new URL("core/fleet/containment.js", dist).href);
+const { readFleetActivity } = await import(new URL("core/fleet/activity.js", dist).href);
 const { gitEnv } = await import(new URL("git/run.js", dist).href);
 
 const args = process.argv.slice(2);
@@ -149,7 +149,7 @@ async function classifyPerCandidate() {
     if (w.isCurrent || w.entry.locked || w.marker === null) return;
     if (w.readable !== true || w.status === null || w.status.changedFiles > 0) return;
     if (w.entry.branch === trunk.name || onTrunk) return;
-    // Clause 4, as src/core/activity.ts isIdle: the logbook narrows, else git's traces.
+    // Clause 4, as src/core/fleet/activity.ts isIdle: the logbook narrows, else git's traces.
     const act = activityOf(w);
     const idle =
       act?.signal === "logbook"

@@ -48,7 +48,7 @@ async function execute(
   const ctx = processContext(options.debug === true);
   const journal =
     EFFECTFUL_VERBS.has(verb) && options.dryRun !== true
-      ? (await import("./core/journal.js")).createJournal(ctx, verb)
+      ? (await import("./core/logbook/journal.js")).createJournal(ctx, verb)
       : null;
   if (journal) ctx.journal = journal;
   let outcome: CommandOutcome;

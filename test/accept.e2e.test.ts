@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runGate } from "../src/core/gate.js";
-import { startBerth } from "../src/core/start.js";
+import { runGate } from "../src/core/landing/gate.js";
+import { startBerth } from "../src/core/lifecycle/start.js";
 import { berthBranches, fleetSnapshot, ledgerFiles, markerLines } from "./helpers/fleet.js";
 import { makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 

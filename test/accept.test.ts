@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyAccept, planAccept } from "../src/core/accept.js";
-import { runGate } from "../src/core/gate.js";
-import { startBerth } from "../src/core/start.js";
-import { trunkHolders } from "../src/core/trunk-checkout.js";
+import { applyAccept, planAccept } from "../src/core/landing/accept.js";
+import { runGate } from "../src/core/landing/gate.js";
+import { trunkHolders } from "../src/core/landing/main-checkout-follow.js";
+import { startBerth } from "../src/core/lifecycle/start.js";
 import { UserError } from "../src/errors.js";
 import { parseNameStatus, type WorktreeEntry } from "../src/git/parse.js";
 import { findPathsInTheWay } from "../src/io/in-the-way.js";
@@ -13,7 +13,7 @@ import {
   type LandingRecord,
   readLandingRecords,
   writeLandingRecord,
-} from "../src/io/landing.js";
+} from "../src/io/unfinished-landing.js";
 import { berthBranches } from "./helpers/fleet.js";
 import { makeRepo, makeTempDir, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 

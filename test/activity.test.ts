@@ -6,7 +6,7 @@ import {
   readFleetActivity,
   readGitActivity,
   type WorktreeActivity,
-} from "../src/core/activity.js";
+} from "../src/core/fleet/activity.js";
 import type { Config } from "../src/io/config-types.js";
 import { parseReflogLineTime } from "../src/io/reflog.js";
 import { appendEvents, beginEvent, logbookDirOf } from "./helpers/logbook.js";

@@ -9,8 +9,8 @@ import {
   EXIT_NOT_MET,
   parseAwaitRequest,
   runAwait,
-} from "../src/core/await.js";
-import { runGate } from "../src/core/gate.js";
+} from "../src/core/await/await.js";
+import { runGate } from "../src/core/landing/gate.js";
 import { readGitFile } from "../src/io/admin-dirs.js";
 import { readReadyMarker, writeReadyMarker } from "../src/io/ready-marker.js";
 import type { VerbResult } from "../src/result.js";

@@ -1,13 +1,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { WorktreeActivity } from "../src/core/activity.js";
+import type { WorktreeActivity } from "../src/core/fleet/activity.js";
 import {
   classifyContainment,
   type FleetContainment,
   nearestLiveContainer,
-} from "../src/core/containment.js";
-import type { FleetSurvey } from "../src/core/survey.js";
+} from "../src/core/fleet/containment.js";
+import type { FleetSurvey } from "../src/core/fleet/survey.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 import { type StartedBerth, startWithCommit, surveyFrom } from "./helpers/train.js";
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type DeskFeed, deskFolders, startDeskFeed } from "../src/core/desk-feed.js";
+import { type DeskFeed, deskFolders, startDeskFeed } from "../src/core/desk/feed.js";
 import { makeTempDir, type TempDir } from "./helpers/repo.js";
 
 /**

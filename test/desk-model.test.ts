@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import type { KeptRef } from "../src/core/containment.js";
 import {
   actionUnavailable,
   buildDeskModel,
   type DeskBerthItem,
   DIRTY_IDLE_DAYS,
   reselect,
-} from "../src/core/desk-model.js";
-import type { StatusData, StatusRow } from "../src/core/status.js";
+} from "../src/core/desk/model.js";
+import type { KeptRef } from "../src/core/fleet/containment.js";
+import type { StatusData, StatusRow } from "../src/core/fleet/status.js";
 
 /**
  * The desk's grouping (spec section 8) on constructed status data: decision

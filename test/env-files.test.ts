@@ -5,7 +5,7 @@ import {
   BLOCK_END,
   inheritValues,
   parseAssignments,
-} from "../src/core/env-files.js";
+} from "../src/core/berth/env-files.js";
 
 describe("dotenv parsing", () => {
   it("reads assignments, export prefixes and quoted values spanning lines, skipping comments", () => {

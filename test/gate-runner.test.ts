@@ -6,7 +6,7 @@ import {
   orderChecks,
   type PlannedCheck,
   runChecks,
-} from "../src/core/gate-runner.js";
+} from "../src/core/landing/gate-runner.js";
 import { makeTempDir, type TempDir } from "./helpers/repo.js";
 
 let dir: TempDir;

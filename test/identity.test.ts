@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dbNameFor, fnv1a32, mintId, portFor, slugify } from "../src/core/identity.js";
+import { dbNameFor, fnv1a32, mintId, portFor, slugify } from "../src/core/berth/identity.js";
 
 describe("port formula (frozen: spec section 7)", () => {
   // Fixtures pin FNV-1a 32-bit and the band arithmetic; changing either moves every berth's port.

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createJournal, logbookOutcome } from "../src/core/journal.js";
-import { openRepository } from "../src/core/repository.js";
+import { createJournal, logbookOutcome } from "../src/core/logbook/journal.js";
+import { openRepository } from "../src/core/repo/repository.js";
 import { UserError } from "../src/errors.js";
 import type { VerbResult } from "../src/result.js";
 import { logbookDirOf, logbookLines } from "./helpers/logbook.js";

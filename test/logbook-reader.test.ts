@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { digestLogbook, medianOf, type ProcessProbe } from "../src/core/logbook-reader.js";
+import { digestLogbook, medianOf, type ProcessProbe } from "../src/core/logbook/worktree-digest.js";
 import { beginEvent, finishEvent } from "./helpers/logbook.js";
 
 const NOW = new Date("2026-06-01T12:00:00Z");

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { startBerth } from "../src/core/start.js";
-import { readStatus } from "../src/core/status.js";
+import { readStatus } from "../src/core/fleet/status.js";
+import { startBerth } from "../src/core/lifecycle/start.js";
 import { appendEvents, beginEvent, deadPid, finishEvent } from "./helpers/logbook.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 

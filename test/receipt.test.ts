@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { inspectReceipt } from "../src/core/receipt.js";
+import { inspectReceipt } from "../src/core/fleet/receipt-state.js";
 import { parseBatchCheckNames } from "../src/git/parse.js";
 import { readTreesOf } from "../src/git/tree.js";
 import {
@@ -10,7 +10,7 @@ import {
   readReceipt,
   receiptPath,
   writeReceipt,
-} from "../src/io/receipt.js";
+} from "../src/io/receipt-file.js";
 import { makeRepo, makeTempDir, type TempDir, type TestRepo } from "./helpers/repo.js";
 
 const T1 = "1".repeat(40);

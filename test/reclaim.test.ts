@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyPrune } from "../src/core/prune.js";
-import { planPrune } from "../src/core/prune-plan.js";
+import { applyPrune } from "../src/core/lifecycle/prune-apply.js";
+import { planPrune } from "../src/core/lifecycle/prune-plan.js";
 import { appendLogbookEvent, logbookDir } from "../src/io/logbook.js";
 import { makeRepo, PROJECT_ROOT, type TestRepo, testContext } from "./helpers/repo.js";
 import { type StartedBerth, startWithCommit } from "./helpers/train.js";
@@ -93,8 +93,8 @@ describe("reclaim re-validates each candidate right before acting", () => {
 });
 
 describe("the reclaim path cannot delete a ref (ADR 0225: a grep-able guarantee)", () => {
-  it("src/core/reclaim.ts imports nothing that moves or deletes refs", () => {
-    const source = readFileSync(join(PROJECT_ROOT, "src/core/reclaim.ts"), "utf8");
+  it("src/core/lifecycle/reclaim.ts imports nothing that moves or deletes refs", () => {
+    const source = readFileSync(join(PROJECT_ROOT, "src/core/lifecycle/reclaim.ts"), "utf8");
     const code = source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
     expect(code).not.toMatch(/git\/refs|deleteRef|moveRef|update-ref|branch\s+-[dD]|runGit/);
     const imports = [...code.matchAll(/from "([^"]+)"/g)].map((m) => m[1]);
@@ -107,7 +107,7 @@ describe("the reclaim path cannot delete a ref (ADR 0225: a grep-able guarantee)
   });
 
   it("the shared teardown never deletes a ref either", () => {
-    const source = readFileSync(join(PROJECT_ROOT, "src/core/teardown.ts"), "utf8");
+    const source = readFileSync(join(PROJECT_ROOT, "src/core/lifecycle/teardown.ts"), "utf8");
     expect(source).not.toMatch(/deleteRef|moveRef|update-ref|git\/refs/);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startBerth } from "../src/core/start.js";
-import { runUpdate } from "../src/core/update.js";
+import { runUpdate } from "../src/core/landing/update.js";
+import { startBerth } from "../src/core/lifecycle/start.js";
 import { UserError } from "../src/errors.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runShell } from "../src/core/shell.js";
+import { runShell } from "../src/core/berth/project-command.js";
 import { makeTempDir, type TempDir } from "./helpers/repo.js";
 
 let dir: TempDir;

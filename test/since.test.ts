@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSince } from "../src/core/since.js";
+import { parseSince } from "../src/core/logbook/since.js";
 
 const NOW = new Date("2026-06-01T12:00:00Z");
 

@@ -3,11 +3,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentJournal } from "../src/context.js";
-import { readFleetActivity, type WorktreeActivity } from "../src/core/activity.js";
-import { readAncestry } from "../src/core/ancestry.js";
-import { classifyContainment } from "../src/core/containment.js";
-import { openRepository } from "../src/core/repository.js";
-import { isLanded, surveyFleet, type WorktreeFacts } from "../src/core/survey.js";
+import { readFleetActivity, type WorktreeActivity } from "../src/core/fleet/activity.js";
+import { readAncestry } from "../src/core/fleet/commit-graph.js";
+import { classifyContainment } from "../src/core/fleet/containment.js";
+import { isLanded, surveyFleet, type WorktreeFacts } from "../src/core/fleet/survey.js";
+import { openRepository } from "../src/core/repo/repository.js";
 import { installGitCounter } from "./helpers/git-counter.js";
 import { BERTH_BIN, makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 

@@ -1,18 +1,18 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyDrop, planDrop } from "../src/core/drop.js";
+import { surveyFleet } from "../src/core/fleet/survey.js";
+import { applyDrop, planDrop } from "../src/core/lifecycle/drop.js";
 import {
   pruneRecoveryRefs,
   RECOVERY_PREFIX,
   recoveryRefName,
   recoveryRefsBeyond,
-} from "../src/core/recovery-refs.js";
-import { openRepository } from "../src/core/repository.js";
-import { startBerth } from "../src/core/start.js";
-import { surveyFleet } from "../src/core/survey.js";
-import { resolveTarget } from "../src/core/targets.js";
-import { applyTeardown, teardownTargetOf } from "../src/core/teardown.js";
+} from "../src/core/lifecycle/recovery-refs.js";
+import { startBerth } from "../src/core/lifecycle/start.js";
+import { applyTeardown, teardownTargetOf } from "../src/core/lifecycle/teardown.js";
+import { resolveTarget } from "../src/core/repo/berth-target.js";
+import { openRepository } from "../src/core/repo/repository.js";
 import { UserError } from "../src/errors.js";
 import {
   berthBranches,

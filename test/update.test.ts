@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startBerth } from "../src/core/start.js";
-import { readStatus } from "../src/core/status.js";
-import { runUpdate } from "../src/core/update.js";
+import { readStatus } from "../src/core/fleet/status.js";
+import { runUpdate } from "../src/core/landing/update.js";
+import { startBerth } from "../src/core/lifecycle/start.js";
 import { refusal } from "./helpers/refusal.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 

@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { applyAccept, planAccept } from "../core/accept.js";
+import { applyAccept, planAccept } from "../core/landing/accept.js";
 import type { VerbResult } from "../result.js";
 import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
 import { confirmOrRefuse } from "../ui/confirm.js";

@@ -1,11 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Context } from "../context.js";
-import { readDeskDetail } from "../core/desk-detail.js";
-import { deskFolders, startDeskFeed } from "../core/desk-feed.js";
-import { actionUnavailable, buildDeskModel } from "../core/desk-model.js";
-import { openRepository } from "../core/repository.js";
-import { readStatus } from "../core/status.js";
+import { readDeskDetail } from "../core/desk/detail.js";
+import { deskFolders, startDeskFeed } from "../core/desk/feed.js";
+import { actionUnavailable, buildDeskModel } from "../core/desk/model.js";
+import { readStatus } from "../core/fleet/status.js";
+import { openRepository } from "../core/repo/repository.js";
 import { UserError } from "../errors.js";
 import { readAdminKeys } from "../io/admin-dirs.js";
 import type { DeskController, DeskSession, DeskSnapshot } from "../ui/desk/types.js";

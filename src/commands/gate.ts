@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { runGate } from "../core/gate.js";
+import { runGate } from "../core/landing/gate.js";
 import { gateProgress, renderGate } from "../ui/gate-view.js";
 import { colorsFor } from "../ui/style.js";
 import { withInterrupt } from "./interrupt.js";

@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { initConfig } from "../core/init.js";
+import { initConfig } from "../core/repo/init-config.js";
 import type { CommandOutcome } from "./outcome.js";
 
 export async function initCommand(

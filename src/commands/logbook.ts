@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { followLogbook, type LogbookFilter, readLogbookEvents } from "../core/logbook-query.js";
+import { followLogbook, type LogbookFilter, readLogbookEvents } from "../core/logbook/query.js";
 import {
   renderLogbookFollowHeader,
   renderLogbookFollowRows,

@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { startBerth } from "../core/start.js";
+import { startBerth } from "../core/lifecycle/start.js";
 import { renderStart } from "../ui/start-view.js";
 import type { CommandOutcome } from "./outcome.js";
 

@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { readStatus } from "../core/status.js";
+import { readStatus } from "../core/fleet/status.js";
 import { renderStatus } from "../ui/status-view.js";
 import type { CommandOutcome } from "./outcome.js";
 

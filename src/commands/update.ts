@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { runUpdate } from "../core/update.js";
+import { runUpdate } from "../core/landing/update.js";
 import { renderUpdate } from "../ui/update-view.js";
 import type { CommandOutcome } from "./outcome.js";
 

@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { applyDrop, planDrop } from "../core/drop.js";
+import { applyDrop, planDrop } from "../core/lifecycle/drop.js";
 import type { VerbResult } from "../result.js";
 import { confirmOrRefuse } from "../ui/confirm.js";
 import { colorsFor } from "../ui/style.js";

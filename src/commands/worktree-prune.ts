@@ -1,6 +1,6 @@
 import type { Context } from "../context.js";
-import { applyPrune, hasWork, type PruneData } from "../core/prune.js";
-import { measureIgnored, planPrune } from "../core/prune-plan.js";
+import { applyPrune, hasWork, type PruneData } from "../core/lifecycle/prune-apply.js";
+import { measureIgnored, planPrune } from "../core/lifecycle/prune-plan.js";
 import type { VerbResult } from "../result.js";
 import { confirmOrRefuse } from "../ui/confirm.js";
 import { pruneConfirmText, renderPruneResult } from "../ui/prune-view.js";

@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { setupWorktree } from "../core/worktree-setup.js";
+import { setupWorktree } from "../core/lifecycle/converge-setup.js";
 import { renderWorktreeSetup } from "../ui/worktree-view.js";
 import type { CommandOutcome } from "./outcome.js";
 

@@ -1,5 +1,8 @@
 import type { Context } from "../context.js";
-import { applyWorktreeTeardown, planWorktreeTeardown } from "../core/worktree-teardown.js";
+import {
+  applyWorktreeTeardown,
+  planWorktreeTeardown,
+} from "../core/lifecycle/destroy-resources.js";
 import type { VerbResult } from "../result.js";
 import { confirmOrRefuse } from "../ui/confirm.js";
 import { colorsFor } from "../ui/style.js";

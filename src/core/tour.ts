@@ -5,12 +5,12 @@ import type { Context } from "../context.js";
 import { UserError } from "../errors.js";
 import { runGit } from "../git/run.js";
 import type { VerbResult } from "../result.js";
-import { applyAccept, planAccept } from "./accept.js";
-import { runGate } from "./gate.js";
-import { applyPrune, type PruneData } from "./prune.js";
-import { planPrune } from "./prune-plan.js";
-import { type StartData, startBerth } from "./start.js";
-import { readStatus, type StatusData } from "./status.js";
+import { readStatus, type StatusData } from "./fleet/status.js";
+import { applyAccept, planAccept } from "./landing/accept.js";
+import { runGate } from "./landing/gate.js";
+import { applyPrune, type PruneData } from "./lifecycle/prune-apply.js";
+import { planPrune } from "./lifecycle/prune-plan.js";
+import { type StartData, startBerth } from "./lifecycle/start.js";
 
 /**
  * `berth tour`: a newcomer's demonstration on a throwaway repository. It runs

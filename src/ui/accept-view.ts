@@ -1,5 +1,5 @@
-import type { AcceptData } from "../core/accept.js";
-import { NO_CHECKS_LABEL } from "../core/gate.js";
+import type { AcceptData } from "../core/landing/accept.js";
+import { NO_CHECKS_LABEL } from "../core/landing/gate.js";
 import { formatBytes } from "../io/disk-usage.js";
 import type { VerbResult } from "../result.js";
 import { renderGate } from "./gate-view.js";

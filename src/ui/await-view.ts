@@ -1,4 +1,4 @@
-import type { AwaitData } from "../core/await.js";
+import type { AwaitData } from "../core/await/await.js";
 import type { VerbResult } from "../result.js";
 import { type Colors, shortOid } from "./style.js";
 

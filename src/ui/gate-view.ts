@@ -1,6 +1,6 @@
-import type { GateCheckReport, GateData } from "../core/gate.js";
-import { NO_CHECKS_LABEL } from "../core/gate.js";
-import type { CheckOutcome, GateEvent } from "../core/gate-runner.js";
+import type { GateCheckReport, GateData } from "../core/landing/gate.js";
+import { NO_CHECKS_LABEL } from "../core/landing/gate.js";
+import type { CheckOutcome, GateEvent } from "../core/landing/gate-runner.js";
 import type { VerbResult } from "../result.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";

@@ -1,5 +1,5 @@
-import type { PruneData } from "../core/prune.js";
-import type { PruneSections } from "../core/prune-plan.js";
+import type { PruneData } from "../core/lifecycle/prune-apply.js";
+import type { PruneSections } from "../core/lifecycle/prune-plan.js";
 import { type DiskUsage, formatBytes } from "../io/disk-usage.js";
 import type { VerbResult } from "../result.js";
 import type { Colors } from "./style.js";

@@ -1,4 +1,4 @@
-import type { StartData } from "../core/start.js";
+import type { StartData } from "../core/lifecycle/start.js";
 import type { VerbResult } from "../result.js";
 import type { Colors } from "./style.js";
 

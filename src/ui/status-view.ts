@@ -1,4 +1,4 @@
-import type { StatusData, StatusRow } from "../core/status.js";
+import type { StatusData, StatusRow } from "../core/fleet/status.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
 

@@ -1,4 +1,4 @@
-import type { UpdateData } from "../core/update.js";
+import type { UpdateData } from "../core/landing/update.js";
 import type { VerbResult } from "../result.js";
 import type { Colors } from "./style.js";
 

@@ -1,6 +1,6 @@
-import { type DropData, describeReason } from "../core/drop.js";
-import type { WorktreeSetupData } from "../core/worktree-setup.js";
-import type { WorktreeTeardownData } from "../core/worktree-teardown.js";
+import type { WorktreeSetupData } from "../core/lifecycle/converge-setup.js";
+import type { WorktreeTeardownData } from "../core/lifecycle/destroy-resources.js";
+import { type DropData, describeReason } from "../core/lifecycle/drop.js";
 import { formatBytes } from "../io/disk-usage.js";
 import type { PlanStep, VerbResult } from "../result.js";
 import type { Colors } from "./style.js";

@@ -1,6 +1,6 @@
-import { openRepository } from "../../src/core/repository.js";
-import { startBerth } from "../../src/core/start.js";
-import { type FleetSurvey, surveyFleet } from "../../src/core/survey.js";
+import { type FleetSurvey, surveyFleet } from "../../src/core/fleet/survey.js";
+import { startBerth } from "../../src/core/lifecycle/start.js";
+import { openRepository } from "../../src/core/repo/repository.js";
 import { type TestRepo, testContext } from "./repo.js";
 
 export interface StartedBerth {

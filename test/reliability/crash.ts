@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { startBerth } from "../../src/core/start.js";
+import { startBerth } from "../../src/core/lifecycle/start.js";
 import {
   BERTH_BIN,
   collectRun,

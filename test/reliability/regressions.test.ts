@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readStatus } from "../../src/core/status.js";
+import { readStatus } from "../../src/core/fleet/status.js";
 import { readLedger } from "../../src/io/ledger.js";
-import { deleteReceipt, receiptPath, writeReceipt } from "../../src/io/receipt.js";
+import { deleteReceipt, receiptPath, writeReceipt } from "../../src/io/receipt-file.js";
 import { refusal } from "../helpers/refusal.js";
 import { makeRepo, type TestRepo, testContext } from "../helpers/repo.js";
 

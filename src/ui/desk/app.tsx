@@ -1,7 +1,7 @@
 import { Box, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useRef, useState } from "react";
-import type { DeskDetail } from "../../core/desk-detail.js";
-import { type DeskAction, type DeskItem, reselect } from "../../core/desk-model.js";
+import type { DeskDetail } from "../../core/desk/detail.js";
+import { type DeskAction, type DeskItem, reselect } from "../../core/desk/model.js";
 import { detailLines, type LineTone, listLines } from "./lines.js";
 import type {
   ConfirmableAction,

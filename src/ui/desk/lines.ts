@@ -1,7 +1,7 @@
-import type { DeskDetail } from "../../core/desk-detail.js";
-import type { DeskBerthItem, DeskItem, DeskModel, DeskRefItem } from "../../core/desk-model.js";
-import { NO_CHECKS_LABEL } from "../../core/gate.js";
-import type { StatusRow } from "../../core/status.js";
+import type { DeskDetail } from "../../core/desk/detail.js";
+import type { DeskBerthItem, DeskItem, DeskModel, DeskRefItem } from "../../core/desk/model.js";
+import type { StatusRow } from "../../core/fleet/status.js";
+import { NO_CHECKS_LABEL } from "../../core/landing/gate.js";
 import { ageLabel } from "../status-view.js";
 
 /**

@@ -1,5 +1,5 @@
-import type { DeskDetail } from "../../core/desk-detail.js";
-import type { DeskAction, DeskItem, DeskModel } from "../../core/desk-model.js";
+import type { DeskDetail } from "../../core/desk/detail.js";
+import type { DeskAction, DeskItem, DeskModel } from "../../core/desk/model.js";
 
 /**
  * What the desk's components are given. They render these and pass keys

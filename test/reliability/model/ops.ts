@@ -1,7 +1,7 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandOutcome } from "../../../src/commands/outcome.js";
-import { startBerth } from "../../../src/core/start.js";
+import { startBerth } from "../../../src/core/lifecycle/start.js";
 import { UserError } from "../../../src/errors.js";
 import { renderJson } from "../../../src/ui/envelope.js";
 import { colorsFor } from "../../../src/ui/style.js";

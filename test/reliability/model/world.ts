@@ -11,7 +11,7 @@ import {
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Context, silentJournal } from "../../../src/context.js";
-import { portFor } from "../../../src/core/identity.js";
+import { portFor } from "../../../src/core/berth/identity.js";
 import { makeRepo, makeTempDir, repoAt, type TestRepo } from "../../helpers/repo.js";
 import type { Prng } from "./prng.js";
 import { git, type Snapshot, type SnapshotPlace, takeSnapshot } from "./snapshot.js";

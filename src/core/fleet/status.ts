@@ -1,0 +1,192 @@
+import type { Context } from "../../context.js";
+import type { VerbResult } from "../../result.js";
+import { portFor } from "../berth/identity.js";
+import type { LastAction } from "../logbook/worktree-digest.js";
+import { openRepository } from "../repo/repository.js";
+import { type FleetActivity, readFleetActivity } from "./activity.js";
+import { type ContainmentEvidence, classifyContainment, type KeptRef } from "./containment.js";
+import { type ReceiptState, type ReceiptView, readReceiptViews } from "./receipt-state.js";
+import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "./survey.js";
+
+export type WorktreeState =
+  | "main"
+  | "active"
+  | "landed"
+  | "contained"
+  | "broken"
+  | "unreadable"
+  | "prunable"
+  | "locked";
+
+export type { ReceiptState } from "./receipt-state.js";
+
+/** One row of `berth status --json` (spec section 5). */
+export interface StatusRow {
+  id: string;
+  path: string;
+  branch: string | null;
+  head: string | null;
+  is_main: boolean;
+  is_current: boolean;
+  locked: boolean;
+  prunable: boolean;
+  readable: boolean | null;
+  clean: boolean | null;
+  changed_files: number | null;
+  ahead: number | null;
+  behind: number | null;
+  port: number | null;
+  receipt: ReceiptState;
+  /** Checks the receipt records; 0 = "no checks declared" (it proves a clean tree only); null = no receipt. */
+  receipt_checks: number | null;
+  last_activity: string | null;
+  running: string | null;
+  /** The newest finished verb about this worktree per the logbook. */
+  last_action: LastAction | null;
+  state: WorktreeState;
+  /** The containment evidence for `state: "contained"` rows; null otherwise. */
+  contained: ContainmentEvidence | null;
+}
+
+export interface StatusData {
+  trunk: { name: string | null; tip: string | null };
+  /** "fleet" from the main checkout or with --all; "local" for one berth. */
+  scope: "fleet" | "local";
+  worktrees: StatusRow[];
+  /** Branches under the prefix with no checkout and unlanded commits (kept refs). */
+  refs: KeptRef[];
+}
+
+export interface StatusOptions {
+  /** Only the checkout berth runs in. */
+  local?: boolean;
+  /** The whole fleet, even from inside a berth. */
+  all?: boolean;
+}
+
+/** Pure observation: reads git and files, writes nothing. */
+export async function readStatus(
+  ctx: Context,
+  options: StatusOptions,
+): Promise<VerbResult<StatusData>> {
+  const repo = await openRepository(ctx);
+  const inMain = repo.location.toplevel === repo.mainPath;
+  const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
+  const survey = await surveyFleet(
+    repo,
+    scope === "fleet" ? {} : { readStatusOf: (w) => w.isCurrent },
+  );
+  const inScope = survey.worktrees.filter((w) => scope === "fleet" || w.isCurrent);
+  // Files only (logbook, reflogs, admin dirs) plus one cat-file for receipt trees; nothing written.
+  const [receipts, activity] = await Promise.all([
+    readReceiptViews(repo.location.cwd, inScope),
+    readFleetActivity(repo, inScope, ctx.now()),
+  ]);
+  // The one containment module; in memory over the survey, no git process.
+  const containment = classifyContainment({
+    survey,
+    activityOf: (w) => activity.worktrees.get(w.entry.path),
+    now: ctx.now(),
+  });
+  const rows = inScope.map((w) => {
+    const verdict = containment.worktrees.get(w.entry.path);
+    const evidence = verdict?.contained ? verdict.evidence : null;
+    return withActivity(toStatusRow(survey, w, receipts.get(w.entry.path), evidence), activity);
+  });
+  const hints: string[] = [];
+  if (survey.trunk.tip === null) {
+    hints.push(
+      survey.trunk.name === null
+        ? "no trunk found (no origin/HEAD, main or master): set [repository].trunk in berth.toml"
+        : `trunk ${survey.trunk.name} does not exist yet; ahead/behind are unknown`,
+    );
+  }
+  if (activity.logbook === "unreadable") {
+    hints.push("the logbook could not be read: running and last_action are unknown");
+  }
+  return {
+    ok: true,
+    verb: "status",
+    data: {
+      trunk: { name: survey.trunk.name, tip: survey.trunk.tip },
+      scope,
+      worktrees: rows,
+      refs: scope === "fleet" ? containment.refs : [],
+    },
+    hints,
+  };
+}
+
+export function toStatusRow(
+  survey: FleetSurvey,
+  w: WorktreeFacts,
+  receipt?: ReceiptView,
+  contained: ContainmentEvidence | null = null,
+): StatusRow {
+  const { config } = survey.repo;
+  const id = w.marker?.id ?? basenameOf(w.entry.path);
+  return {
+    id,
+    path: w.entry.path,
+    branch: w.entry.branch,
+    head: w.entry.head,
+    is_main: w.isMain,
+    is_current: w.isCurrent,
+    locked: w.entry.locked,
+    prunable: w.entry.prunable,
+    readable: w.readable,
+    clean: w.status ? w.status.changedFiles === 0 : null,
+    changed_files: w.status ? w.status.changedFiles : null,
+    ahead: w.ahead,
+    behind: w.behind,
+    port: w.marker
+      ? portFor(w.marker.id, config.worktree.port_base, config.worktree.port_span)
+      : null,
+    receipt: receipt?.state ?? "missing",
+    receipt_checks: receipt?.receipt ? receipt.receipt.checks.length : null,
+    last_activity: null,
+    running: null,
+    last_action: null,
+    state: classifyState(w, survey, contained !== null),
+    contained,
+  };
+}
+
+/** The row's `running`, `last_action` and `last_activity`, from the activity reader. */
+export function withActivity(row: StatusRow, activity: FleetActivity): StatusRow {
+  const facts = activity.worktrees.get(row.path);
+  if (facts === undefined) return row;
+  return {
+    ...row,
+    last_activity: facts.lastActivity?.toISOString() ?? null,
+    running: facts.running,
+    last_action: facts.lastAction,
+  };
+}
+
+/** The single state a row shows, most urgent first. */
+export function classifyState(
+  w: WorktreeFacts,
+  survey: FleetSurvey,
+  contained = false,
+): WorktreeState {
+  if (w.isMain) return "main";
+  if (w.entry.prunable) return "prunable";
+  if (w.readable === false) return "unreadable";
+  if (w.entry.locked) return "locked";
+  if (w.landed) return "landed";
+  if (contained) return "contained";
+  if (isBroken(w, survey)) return "broken";
+  return "active";
+}
+
+/** A berth whose checkout no longer matches what berth made: detached, or on another branch. */
+function isBroken(w: WorktreeFacts, survey: FleetSurvey): boolean {
+  if (w.marker === null) return false;
+  if (w.entry.detached || w.entry.branch === null) return true;
+  return w.entry.branch !== w.marker.branch || !survey.branches.has(w.entry.branch);
+}
+
+function basenameOf(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}

@@ -1,0 +1,188 @@
+import { realpath } from "node:fs/promises";
+import { GitError, UserError } from "../../errors.js";
+import type { StatusSummary, WorktreeEntry } from "../../git/parse.js";
+import { listRefs } from "../../git/refs.js";
+import { readWorktreeStatuses } from "../../git/status.js";
+import { listWorktrees } from "../../git/worktrees.js";
+import { readAdminKeys } from "../../io/admin-dirs.js";
+import { adminDirFor } from "../../io/paths.js";
+import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js";
+import type { Repository } from "../repo/repository.js";
+import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "../repo/trunk.js";
+import { type Ancestry, readAncestry } from "./commit-graph.js";
+import { DEFAULT_POOL_SIZE } from "./pool.js";
+
+/**
+ * The fleet survey: everything status, prune, the desk and await know about
+ * the worktrees, read with a fixed number of git processes (worktree list,
+ * for-each-ref, merge-base, rev-list) plus one `git status` per worktree in a
+ * bounded pool. Later facts are derived from this in memory, never by adding
+ * git calls per row or per pair.
+ */
+
+export interface WorktreeFacts {
+  entry: WorktreeEntry;
+  isMain: boolean;
+  isCurrent: boolean;
+  /** Linked worktrees only: the folder name under `<common>/worktrees/`. */
+  adminKey: string | null;
+  /** `<common>/worktrees/<key>` for linked worktrees, the common dir for the main checkout. */
+  adminDir: string | null;
+  /** Present when berth created (and so owns) this worktree. */
+  marker: ReadyMarker | null;
+  /** `git status` of the checkout; null when not read (prunable, out of scope) or unreadable. */
+  status: StatusSummary | null;
+  /** false when git could not read the checkout; null when it was not asked. */
+  readable: boolean | null;
+  /** Commits on HEAD not on the trunk, and the reverse; null when either is unknown. */
+  ahead: number | null;
+  behind: number | null;
+  /** HEAD is reachable from the trunk and the branch gained commits since it forked. */
+  landed: boolean;
+}
+
+export interface FleetSurvey {
+  repo: Repository;
+  trunk: Trunk;
+  /** Local branches: short name → tip. */
+  branches: Map<string, string>;
+  worktrees: WorktreeFacts[];
+  ancestry: Ancestry;
+}
+
+export interface SurveyOptions {
+  /**
+   * Which worktrees get a `git status` (default: all). Leave it unset when all
+   * are wanted: the statuses then start before `git worktree list` answers.
+   */
+  readStatusOf?: (facts: Pick<WorktreeFacts, "isMain" | "isCurrent" | "entry">) => boolean;
+  poolSize?: number;
+}
+
+export async function surveyFleet(
+  repo: Repository,
+  options: SurveyOptions = {},
+): Promise<FleetSurvey> {
+  const cwd = repo.location.cwd;
+  const lanes = options.poolSize ?? DEFAULT_POOL_SIZE;
+  const adminKeys = await readAdminKeys(repo.location.commonDir);
+  // The per-worktree statuses are nearly all of a survey's cost, so with every
+  // status wanted they start at once, on the paths git's own registration
+  // files name, while worktree list, for-each-ref and the ancestry run beside
+  // them. Each is still read fresh by this survey, never remembered.
+  const early =
+    options.readStatusOf === undefined
+      ? readStatusesByPath([repo.mainPath, ...adminKeys.keys()], lanes)
+      : null;
+  // Awaited below; this only keeps a failure there from counting as unhandled meanwhile.
+  early?.catch(() => undefined);
+  const [entries, refs] = await Promise.all([
+    listWorktrees(cwd),
+    listRefs(cwd, TRUNK_REF_PREFIXES),
+  ]);
+  const trunk = detectTrunk(repo.config, refs);
+  const branches = new Map(
+    refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => [r.ref.slice(11), r.oid]),
+  );
+
+  const roots = [...branches.values(), ...entries.flatMap((e) => (e.head ? [e.head] : []))];
+  const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots);
+  // Awaited after the statuses: handled now, so that git failing early is thrown
+  // there, not left as an unhandled rejection that kills the process.
+  void ancestryPromise.catch(() => undefined);
+
+  const currentPath = await findCurrentPath(entries, repo.location.toplevel);
+  const wantStatus = options.readStatusOf ?? (() => true);
+  const partial = entries.map((entry, i) => {
+    const isMain = i === 0;
+    const isCurrent = entry.path === currentPath;
+    const adminKey = isMain ? null : (adminKeys.get(entry.path) ?? null);
+    const adminDir = isMain
+      ? repo.location.commonDir
+      : adminKey === null
+        ? null
+        : adminDirFor(repo.location.commonDir, adminKey);
+    const marker = adminDir && !isMain ? readReadyMarkerSync(adminDir) : null;
+    const read = !entry.prunable && !entry.bare && wantStatus({ isMain, isCurrent, entry });
+    return { entry, isMain, isCurrent, adminKey, adminDir, marker, read };
+  });
+  const toRead = partial.filter((p) => p.read).map((p) => p.entry.path);
+  const statusByPath = new Map(early === null ? [] : await early);
+  // Worktrees the registration files did not name (added meanwhile, or a path
+  // spelled differently) are read now; any status read but not asked for is dropped.
+  const missing = toRead.filter((path) => !statusByPath.has(path));
+  for (const [path, status] of await readStatusesByPath(missing, lanes)) {
+    statusByPath.set(path, status);
+  }
+
+  const ancestry = await ancestryPromise.catch((error: unknown) => {
+    throw unwalkableHistory(error);
+  });
+  const worktrees = partial.map(({ read, ...facts }): WorktreeFacts => {
+    const status = read ? (statusByPath.get(facts.entry.path) ?? null) : null;
+    const readable = read ? status !== null : null;
+    const head = facts.entry.head;
+    const known = head !== null && trunk.tip !== null && readable !== false;
+    return {
+      ...facts,
+      status,
+      readable,
+      ahead: known ? ancestry.countExclusive(head, trunk.tip as string) : null,
+      behind: known ? ancestry.countExclusive(trunk.tip as string, head) : null,
+      landed: isLanded(head, facts.marker, facts.entry.branch, trunk, ancestry),
+    };
+  });
+  return { repo, trunk, branches, worktrees, ancestry };
+}
+
+/** `git status` of each path, keyed by path (null where git could not read it). */
+async function readStatusesByPath(
+  paths: readonly string[],
+  lanes: number,
+): Promise<[string, StatusSummary | null][]> {
+  const unique = [...new Set(paths)];
+  if (unique.length === 0) return [];
+  const statuses = await readWorktreeStatuses(unique, lanes);
+  return unique.map((path, i) => [path, statuses[i] ?? null]);
+}
+
+/** git could not walk the branches' history (a ref naming a tree or blob, a missing object). */
+function unwalkableHistory(error: unknown): Error {
+  if (!(error instanceof GitError)) return error as Error;
+  const why = error.stderr.trim().split("\n")[0] ?? "";
+  return new UserError(
+    "precondition_failed",
+    `git cannot walk the history of this repository's branches: ${why}`,
+    { next: "git fsck (a branch may name something that is not a commit)" },
+  );
+}
+
+/**
+ * Landed: the tip is on the trunk. A berth that never gained a commit (its
+ * tip is still the commit it forked from) is fresh work, not landed work.
+ */
+export function isLanded(
+  head: string | null,
+  marker: ReadyMarker | null,
+  branch: string | null,
+  trunk: Trunk,
+  ancestry: Ancestry,
+): boolean {
+  if (head === null || trunk.tip === null || branch === trunk.name) return false;
+  if (marker !== null && marker.from_tip === head) return false;
+  return ancestry.isAncestor(head, trunk.tip);
+}
+
+/** The registered path of the checkout berth runs in; worktree paths may differ by symlinks. */
+async function findCurrentPath(
+  entries: readonly WorktreeEntry[],
+  toplevel: string | null,
+): Promise<string | null> {
+  if (toplevel === null) return null;
+  if (entries.some((e) => e.path === toplevel)) return toplevel;
+  for (const entry of entries) {
+    const real = await realpath(entry.path).catch(() => null);
+    if (real === toplevel) return entry.path;
+  }
+  return null;
+}

@@ -1,0 +1,286 @@
+import type { Context } from "../../context.js";
+import { UserError } from "../../errors.js";
+import { isAncestor } from "../../git/ancestry.js";
+import { readHead } from "../../git/head.js";
+import {
+  changedPathsBetween,
+  changedPathsSinceFork,
+  countCommitsBetween,
+} from "../../git/history.js";
+import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../git/merge.js";
+import type { RefEntry } from "../../git/parse.js";
+import { listRefs } from "../../git/refs.js";
+import { readWorktreeStatus } from "../../git/status.js";
+import { writeReadyMarker } from "../../io/ready-marker.js";
+import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import { lastLines } from "../berth/project-command.js";
+import { runCommandsInOrder } from "../berth/setup-steps.js";
+import {
+  type CheckoutFacts,
+  checkoutVariables,
+  currentCheckout,
+  readBranchHead,
+  readCheckoutMarker,
+  requireTrunk,
+} from "../repo/checkout.js";
+import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
+import { openRepository, type Repository } from "../repo/repository.js";
+import { detectTrunk, type Trunk } from "../repo/trunk.js";
+
+/**
+ * `berth update`: merge the trunk (by name, its tip now) or `--from <ref>`
+ * into the current berth's branch, then run `[worktree.setup].ensure`, which
+ * runs even when there was nothing to merge. A conflicted merge is aborted
+ * and verified undone, and the conflicted files are listed.
+ */
+
+export interface UpdateOptions {
+  from?: string | undefined;
+  dryRun?: boolean;
+}
+
+export interface EnsureRun {
+  command: string;
+  ok: boolean;
+  exit_code: number | null;
+  duration_ms: number;
+  /** Last lines of its output when it failed. */
+  tail: string | null;
+}
+
+export interface UpdateData {
+  path: string;
+  branch: string;
+  /** What was merged, as named (the trunk's name by default). */
+  merged_from: string;
+  from_tip: string;
+  head_before: string;
+  /** HEAD after the merge (equal to head_before when up to date, or in a dry run). */
+  head: string;
+  up_to_date: boolean;
+  fast_forward: boolean;
+  /** Commits brought in: reachable from from_tip, not from head_before. */
+  commits: number;
+  /** Files the merge changed in this branch (in a dry run: files changed on the source since the fork). */
+  files: string[];
+  ensure: EnsureRun[];
+}
+
+export async function runUpdate(
+  ctx: Context,
+  options: UpdateOptions = {},
+): Promise<VerbResult<UpdateData>> {
+  const repo = await openRepository(ctx);
+  const location = currentCheckout(repo, "update");
+  const { path } = location;
+  const [head, status, refs] = await Promise.all([
+    readBranchHead(path, "update", "berth update merges into a branch"),
+    readWorktreeStatus(path),
+    listRefs(repo.location.cwd, ["refs/heads", "refs/tags", "refs/remotes"]),
+  ]);
+  if (status.trackedChanges > 0) {
+    throw new UserError(
+      "precondition_failed",
+      `${path} has ${status.trackedChanges} uncommitted change(s) to tracked files; a merge could mix them in. ` +
+        "(Untracked files are fine.)",
+      { next: "commit or stash them (git stash), then berth update" },
+    );
+  }
+  const trunk = detectTrunk(repo.config, refs);
+  if (trunk.name !== null && head.branch === trunk.name) {
+    // Merging here would move the trunk, which only accept may do, to a commit no gate proved.
+    throw new UserError(
+      "precondition_failed",
+      `${path} has the trunk (${trunk.name}) checked out; berth update merges into a berth, ` +
+        "and only berth accept moves the trunk.",
+      { next: "berth start <name> --from <ref> (to combine work in a berth), then berth accept" },
+    );
+  }
+  const source = await chooseSource(repo, path, refs, trunk, options.from);
+  const branch = head.branch;
+  const headBefore = head.commit;
+
+  const commits = await countCommitsBetween(path, headBefore, source.commit);
+  const upToDate = commits === 0;
+  const fastForward = !upToDate && (await isAncestor(path, headBefore, source.commit));
+  const ensureCommands = repo.config.worktree.setup.ensure;
+  const planSteps: PlanStep[] = [
+    {
+      step: "merge",
+      target: branch,
+      detail: upToDate
+        ? `already up to date with ${source.name} (${source.commit.slice(0, 8)})`
+        : `${commits} commit(s) from ${source.name} (${source.commit.slice(0, 8)})${fastForward ? ", fast-forward" : ""}`,
+    },
+    ...ensureCommands.map((command) => ({ step: "run ensure", target: command })),
+  ];
+  const data: UpdateData = {
+    path,
+    branch,
+    merged_from: source.name,
+    from_tip: source.commit,
+    head_before: headBefore,
+    head: headBefore,
+    up_to_date: upToDate,
+    fast_forward: fastForward,
+    commits,
+    files: [],
+    ensure: [],
+  };
+  if (options.dryRun) {
+    data.files = upToDate ? [] : await changedPathsSinceFork(path, headBefore, source.commit);
+    return { ok: true, verb: "update", data, plan: { steps: planSteps }, hints: [] };
+  }
+
+  ctx.journal.begin({ branch, path });
+  const steps: StepOutcome[] = [];
+  if (upToDate) {
+    steps.push({ step: "merge", target: branch, outcome: "skipped", reason: "already up to date" });
+  } else {
+    await mergeOrRestore(path, branch, headBefore, source);
+    const after = await readHead(path);
+    data.head = after.commit ?? headBefore;
+    data.files = await changedPathsBetween(path, headBefore, data.head);
+    steps.push({ step: "merge", target: branch, outcome: "done" });
+  }
+
+  let marker = await readCheckoutMarker(repo, location);
+  if (marker !== null && fastForward && marker.from_tip === headBefore) {
+    // A berth with no commits of its own, moved up to the trunk: it is fresh
+    // again at the new base, not landed (docs/decisions/0003).
+    marker = { ...marker, from_tip: data.head };
+    await writeReadyMarker(location.adminDir, marker);
+  }
+  data.ensure = await runSetupEnsure(ctx, repo, { path, branch, marker }, trunk.name);
+  for (const run of data.ensure) {
+    steps.push({
+      step: "run ensure",
+      target: run.command,
+      outcome: run.ok ? "done" : "failed",
+      ...(run.ok ? {} : { reason: `exit ${run.exit_code ?? "by signal"}` }),
+    });
+  }
+  const failed = data.ensure.find((run) => !run.ok);
+  const result: VerbResult<UpdateData> = {
+    ok: failed === undefined,
+    verb: "update",
+    data,
+    plan: { steps: planSteps },
+    steps,
+    hints: [],
+  };
+  if (failed) {
+    const what = upToDate ? `${branch} was already up to date` : `merged ${source.name}`;
+    result.error = {
+      code: "partial",
+      message: `${what}, then the [worktree.setup].ensure command \`${failed.command}\` failed (exit ${failed.exit_code ?? "by signal"}).`,
+      next: "berth worktree setup",
+    };
+  }
+  return result;
+}
+
+async function chooseSource(
+  repo: Repository,
+  path: string,
+  refs: readonly RefEntry[],
+  trunk: Trunk,
+  from: string | undefined,
+): Promise<ResolvedBase> {
+  if (from !== undefined) {
+    try {
+      return await resolveBase(path, from, refs);
+    } catch (error) {
+      // resolveBase speaks for `start`; point at this verb instead.
+      if (error instanceof UserError) {
+        throw new UserError(error.code, error.message, {
+          next: "berth update --from <branch|tag|commit> (a full ref name when ambiguous)",
+          data: error.data,
+        });
+      }
+      throw error;
+    }
+  }
+  const { name, tip } = requireTrunk(
+    trunk,
+    "nothing to merge",
+    `berth update --from <ref>, or set [repository].trunk in ${repo.config.file ?? "berth.toml"}`,
+  );
+  // By name: the trunk's own tip, whatever any checkout has checked out.
+  return { name, ref: `refs/heads/${name}`, commit: tip };
+}
+
+/**
+ * Merges, or leaves the checkout exactly as it was: on a conflict the merge
+ * is aborted, the old HEAD and a clean tracked tree are verified, and the
+ * refusal lists the conflicted files.
+ */
+async function mergeOrRestore(
+  path: string,
+  branch: string,
+  headBefore: string,
+  source: ResolvedBase,
+): Promise<void> {
+  const attempt = await mergeCommit(path, source.commit, mergeMessage(source, branch));
+  if (attempt.merged) return;
+  const conflicts = await listConflictedPaths(path);
+  if (await isMerging(path)) await abortMerge(path);
+  const [head, status] = await Promise.all([readHead(path), readWorktreeStatus(path)]);
+  const restored =
+    head.commit === headBefore && head.branch === branch && status.trackedChanges === 0;
+  const refData = { merged_from: source.name, from_tip: source.commit, path, branch, conflicts };
+  if (!restored) {
+    throw new UserError(
+      "partial",
+      `The merge of ${source.name} into ${branch} failed and ${path} is not back as it was ` +
+        `(HEAD ${head.commit?.slice(0, 8) ?? "unknown"}, ${status.trackedChanges} tracked change(s)). ` +
+        "Check it by hand before going on.",
+      { next: `cd ${path} && git status`, data: refData, nothingChanged: false },
+    );
+  }
+  if (conflicts.length > 0) {
+    throw new UserError(
+      "precondition_failed",
+      `Merging ${source.name} (${source.commit.slice(0, 8)}) into ${branch} conflicts in ` +
+        `${conflicts.length} file(s): ${conflicts.join(", ")}. The merge was aborted; ` +
+        `${branch} and its tree are as they were.`,
+      {
+        next: `resolve by hand: cd ${path} && git merge ${source.ref ?? source.commit}, fix the files, git commit`,
+        data: refData,
+      },
+    );
+  }
+  throw new UserError(
+    "precondition_failed",
+    `git could not merge ${source.name} into ${branch}: ${lastLines(attempt.output, 5)}`,
+    { next: `cd ${path} && git status`, data: refData },
+  );
+}
+
+/** The message git itself would write for merging `source` by name. */
+function mergeMessage(source: ResolvedBase, branch: string): string {
+  const ref = source.ref;
+  if (ref?.startsWith("refs/heads/")) return `Merge branch '${ref.slice(11)}' into ${branch}`;
+  if (ref?.startsWith("refs/tags/")) return `Merge tag '${ref.slice(10)}' into ${branch}`;
+  if (ref?.startsWith("refs/remotes/")) {
+    return `Merge remote-tracking branch '${ref.slice(13)}' into ${branch}`;
+  }
+  return `Merge commit '${source.commit}' into ${branch}`;
+}
+
+/** `[worktree.setup].ensure` in this checkout, through the shared setup runner. */
+async function runSetupEnsure(
+  ctx: Context,
+  repo: Repository,
+  checkout: CheckoutFacts,
+  trunk: string | null,
+): Promise<EnsureRun[]> {
+  const { runs } = await runCommandsInOrder(
+    ctx,
+    checkout.path,
+    checkoutVariables(repo, checkout, trunk),
+    repo.config.worktree.setup.ensure,
+    "setup ensure",
+  );
+  return runs.map((run) => ({ ...run, ok: run.exit_code === 0 }));
+}

@@ -1,0 +1,339 @@
+import type { Context } from "../../context.js";
+import { UserError } from "../../errors.js";
+import { listCommitsNotIn } from "../../git/commits.js";
+import { listIgnoredPaths } from "../../git/ignored.js";
+import type { CommitSubject } from "../../git/parse.js";
+import { deleteRef } from "../../git/refs.js";
+import { readWorktreeStatus } from "../../git/status.js";
+import { type DiskUsage, formatBytes, measurePaths } from "../../io/disk-usage.js";
+import { withFleetLock } from "../../io/lock.js";
+import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import { readOwnedEntries } from "../berth/resources.js";
+import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
+import { resolveTarget } from "../repo/berth-target.js";
+import { openRepository, type Repository } from "../repo/repository.js";
+import { pruneRecoveryRefs, RECOVERY_PREFIX, writeRecoveryRef } from "./recovery-refs.js";
+import { applyTeardown, type TeardownTarget, teardownError } from "./teardown.js";
+
+/**
+ * `berth worktree drop <berth>` (spec section 5): discard a berth. Teardown
+ * (resources, then the checkout), then delete its branch by compare-and-swap
+ * on the tip the plan saw. Uncommitted changes and commits not on the trunk
+ * need `--force`, and a forced drop first writes a recovery ref holding the
+ * tip. Never the main checkout, never a locked worktree, never a worktree
+ * berth did not create.
+ */
+
+export interface DropOptions {
+  /** A berth id, a path or a branch. */
+  target: string;
+  force: boolean;
+}
+
+/** Why a drop needs `--force`. */
+export type ForceReason =
+  | { kind: "uncommitted"; count: number; files: string[] }
+  | {
+      kind: "unlanded";
+      count: number;
+      commits: CommitSubject[];
+      /** Other local branches that hold the tip too (its commits survive there). */
+      also_on: string[];
+    }
+  | { kind: "unknown"; detail: string };
+
+export interface DropData {
+  id: string;
+  path: string;
+  branch: string | null;
+  head: string | null;
+  trunk: string | null;
+  /** The drop discards work and needed `--force`. */
+  forced: boolean;
+  reasons: ForceReason[];
+  /** Ignored files that go with the checkout (build output, local databases). */
+  ignored: DiskUsage;
+  /** Recorded resources, in the order they will be destroyed. */
+  resources: string[];
+  /** The branch the drop deletes, or null when it keeps it (see hints). */
+  delete_branch: string | null;
+  recovery_ref: string | null;
+  resources_destroyed: string[];
+  worktree_removed: boolean;
+  branch_deleted: boolean;
+}
+
+export interface DropPlan {
+  repo: Repository;
+  worktree: WorktreeFacts;
+  target: TeardownTarget;
+  data: DropData;
+  steps: PlanStep[];
+  hints: string[];
+}
+
+const NAMED_FILES = 10;
+const NAMED_COMMITS = 10;
+
+/** Reads only. Refuses (throws) what no flag allows and what needs `--force` without it. */
+export async function planDrop(ctx: Context, options: DropOptions): Promise<DropPlan> {
+  const repo = await openRepository(ctx);
+  const survey = await surveyFleet(repo, { readStatusOf: () => false });
+  const worktree = resolveTarget(survey, repo.location.cwd, options.target, "worktree drop");
+  const { entry } = worktree;
+  const name = worktree.marker?.id ?? entry.path;
+
+  if (worktree.isMain) {
+    throw new UserError(
+      "precondition_failed",
+      `${entry.path} is the main checkout; berth never drops it.`,
+      { next: "berth status (to pick a berth to drop)" },
+    );
+  }
+  if (entry.locked) {
+    throw new UserError(
+      "precondition_failed",
+      `${name} is locked${entry.lockReason ? ` (${entry.lockReason})` : ""}; berth never drops a locked worktree, not even with --force.`,
+      { next: `git worktree unlock ${shellQuote(entry.path)}, then berth worktree drop ${name}` },
+    );
+  }
+  const target =
+    worktree.adminKey && worktree.marker
+      ? {
+          path: entry.path,
+          adminKey: worktree.adminKey,
+          id: worktree.marker.id,
+        }
+      : null;
+  if (target === null) {
+    throw new UserError(
+      "precondition_failed",
+      `${entry.path} has no berth ready marker: berth did not create it and will not remove it.`,
+      { next: `git worktree remove ${shellQuote(entry.path)} (if you mean to discard it)` },
+    );
+  }
+
+  const reasons = await forceReasons(repo, survey, worktree);
+  const trunk = survey.trunk.name;
+  const prefix = repo.config.repository.branch_prefix;
+  const hints: string[] = [];
+  let deleteBranch: string | null = null;
+  if (entry.branch === null) {
+    hints.push(`${name} is detached; no branch is deleted`);
+  } else if (!entry.branch.startsWith(prefix) || entry.branch === trunk) {
+    hints.push(`branch ${entry.branch} is not under ${prefix}; berth keeps it`);
+  } else {
+    deleteBranch = entry.branch;
+  }
+  const owned = await readOwnedEntries(repo, target.adminKey, target.id);
+  if (owned.problems.length > 0) {
+    hints.push(`the ledger has unreadable entries for this berth: ${owned.problems.join("; ")}`);
+  }
+  const resources = [...owned.entries].sort((a, b) => b.order - a.order).map((e) => e.resource);
+  const ignored = entry.prunable
+    ? { files: 0, bytes: 0 }
+    : await measurePaths(entry.path, await listIgnoredPaths(entry.path).catch(() => []));
+  const forced = reasons.length > 0;
+
+  const data: DropData = {
+    id: target.id,
+    path: entry.path,
+    branch: entry.branch,
+    head: entry.head,
+    trunk,
+    forced,
+    reasons,
+    ignored,
+    resources,
+    delete_branch: deleteBranch,
+    recovery_ref: null,
+    resources_destroyed: [],
+    worktree_removed: false,
+    branch_deleted: false,
+  };
+  if (forced && !options.force) {
+    throw new UserError(
+      "precondition_failed",
+      `${target.id} holds work a drop would discard:\n${reasons.map((r) => `  - ${describeReason(r)}`).join("\n")}`,
+      {
+        next: `berth worktree drop ${target.id} --force (a recovery ref keeps its commits)`,
+        data,
+      },
+    );
+  }
+
+  const steps: PlanStep[] = [];
+  if (forced && entry.head !== null) {
+    steps.push({
+      step: "write recovery ref",
+      target: `${RECOVERY_PREFIX}<utc>-${target.id}`,
+      detail: `at ${entry.head}`,
+    });
+  }
+  for (const resource of resources) steps.push({ step: "destroy resource", target: resource });
+  steps.push({
+    step: "remove worktree",
+    target: entry.path,
+    detail: entry.prunable
+      ? "its folder is already gone; the registration goes"
+      : `${ignored.files} ignored file(s), ${formatBytes(ignored.bytes)}, go with it`,
+  });
+  if (deleteBranch !== null && entry.head !== null) {
+    steps.push({ step: "delete branch", target: deleteBranch, detail: `at ${entry.head}` });
+  }
+  return { repo, worktree, target, data, steps, hints };
+}
+
+async function forceReasons(
+  repo: Repository,
+  survey: FleetSurvey,
+  worktree: WorktreeFacts,
+): Promise<ForceReason[]> {
+  const { entry } = worktree;
+  const trunkTip = survey.trunk.tip;
+  const reasons: ForceReason[] = [];
+  if (!entry.prunable) {
+    const status = await readWorktreeStatus(entry.path).catch(() => null);
+    if (status === null) {
+      reasons.push({ kind: "unknown", detail: "its working tree cannot be read" });
+    } else if (status.changedFiles > 0) {
+      reasons.push({
+        kind: "uncommitted",
+        count: status.changedFiles,
+        files: status.paths.slice(0, NAMED_FILES),
+      });
+    }
+  }
+  const head = entry.head;
+  if (head === null) return reasons;
+  if (trunkTip === null) {
+    reasons.push({
+      kind: "unknown",
+      detail: "the trunk is unknown, so whether its commits are on it cannot be told",
+    });
+    return reasons;
+  }
+  const ahead = worktree.ahead;
+  if (ahead === null) {
+    reasons.push({ kind: "unknown", detail: "its commits cannot be compared with the trunk" });
+  } else if (ahead > 0) {
+    const commits = await listCommitsNotIn(repo.mainPath, head, trunkTip, NAMED_COMMITS);
+    // In memory from the survey's graph: no git process per branch.
+    const alsoOn = [...survey.branches]
+      .filter(([name, tip]) => name !== entry.branch && survey.ancestry.isAncestor(head, tip))
+      .map(([name]) => name);
+    reasons.push({ kind: "unlanded", count: ahead, commits, also_on: alsoOn });
+  }
+  return reasons;
+}
+
+export function describeReason(reason: ForceReason): string {
+  switch (reason.kind) {
+    case "uncommitted": {
+      const more =
+        reason.count > reason.files.length
+          ? `, and ${reason.count - reason.files.length} more`
+          : "";
+      return `${reason.count} uncommitted change(s): ${reason.files.join(", ")}${more}`;
+    }
+    case "unlanded": {
+      const named = reason.commits.map((c) => `${c.oid.slice(0, 8)} ${c.subject}`).join("; ");
+      const more =
+        reason.count > reason.commits.length
+          ? `; and ${reason.count - reason.commits.length} more`
+          : "";
+      const also =
+        reason.also_on.length > 0
+          ? ` (also on ${reason.also_on.join(", ")}, which keeps them)`
+          : "";
+      return `${reason.count} commit(s) not on the trunk: ${named}${more}${also}`;
+    }
+    case "unknown":
+      return reason.detail;
+  }
+}
+
+/** Applies a plan under the fleet lock; teardown re-checks the berth first. */
+export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResult<DropData>> {
+  const { repo, target, data } = plan;
+  ctx.journal.begin({ branch: data.branch, path: data.path });
+  const steps: StepOutcome[] = [];
+  const hints = [...plan.hints];
+  await withFleetLock(repo.location.commonDir, "worktree drop", async () => {
+    if (data.forced && data.head !== null) {
+      try {
+        data.recovery_ref = await writeRecoveryRef(repo.mainPath, data.id, data.head, ctx.now());
+      } catch (error) {
+        throw new UserError(
+          "precondition_failed",
+          `Could not write a recovery ref for ${data.id}, so the forced drop stopped: ${(error as Error).message}`,
+          { next: "git for-each-ref refs/berth/recovery (then retry)", data },
+        );
+      }
+      steps.push({ step: "write recovery ref", target: data.recovery_ref, outcome: "done" });
+      await pruneRecoveryRefs(repo.mainPath);
+    }
+    const teardown = await applyTeardown(repo, ctx, target, {
+      force: data.forced,
+      requireClean: !data.forced,
+      expectHead: data.head,
+    });
+    steps.push(...teardown.steps);
+    data.resources_destroyed = teardown.destroyed;
+    data.worktree_removed = teardown.worktreeRemoved;
+    if (!teardown.ok) {
+      // The recovery ref was written first and stays: the refusal must not say nothing changed.
+      const kept = data.recovery_ref
+        ? `\nThe recovery ref ${data.recovery_ref} was written and stays.`
+        : "";
+      if (teardown.failure?.stage === "changed" && teardown.destroyed.length === 0) {
+        throw new UserError(
+          "precondition_failed",
+          `${data.id}: ${teardown.failure.reason}.${kept}`,
+          {
+            next: `berth worktree drop ${data.id} (plans again)`,
+            data,
+            nothingChanged: data.recovery_ref === null,
+          },
+        );
+      }
+      const again = `worktree drop ${data.id}${data.forced ? " --force" : ""} --yes`;
+      const failed = teardownError(again, target, teardown, data);
+      if (data.recovery_ref === null) throw failed;
+      throw new UserError(failed.code, `${failed.message}${kept}`, {
+        next: failed.next,
+        data,
+        nothingChanged: false,
+      });
+    }
+    if (data.delete_branch !== null && data.head !== null) {
+      try {
+        await deleteRef(repo.mainPath, `refs/heads/${data.delete_branch}`, data.head);
+        data.branch_deleted = true;
+        steps.push({ step: "delete branch", target: data.delete_branch, outcome: "done" });
+      } catch (error) {
+        steps.push({
+          step: "delete branch",
+          target: data.delete_branch,
+          outcome: "failed",
+          reason: (error as Error).message,
+        });
+        throw new UserError(
+          "moved",
+          `${data.id} was torn down, but branch ${data.delete_branch} moved since the plan and was kept.`,
+          {
+            next: `git log ${data.delete_branch} (then git branch -d ${data.delete_branch})`,
+            data,
+            nothingChanged: false,
+          },
+        );
+      }
+    }
+  });
+  if (plan.worktree.isCurrent) hints.push(`you were inside ${data.path}; cd ${repo.mainPath}`);
+  return { ok: true, verb: "worktree drop", data, plan: { steps: plan.steps }, steps, hints };
+}
+
+function shellQuote(text: string): string {
+  return /^[A-Za-z0-9_./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,262 @@
+import type { Context } from "../../context.js";
+import { isAncestor } from "../../git/ancestry.js";
+import { deleteRef } from "../../git/refs.js";
+import { removeWorktree } from "../../git/worktrees.js";
+import { readLedger } from "../../io/ledger.js";
+import { withFleetLock } from "../../io/lock.js";
+import type { StepOutcome, VerbResult } from "../../result.js";
+import { describeFailure, destroyLedgerEntries } from "../berth/resources.js";
+import {
+  type ContainedRow,
+  type FleetReading,
+  type LandedBranchRow,
+  type LandedWorktreeRow,
+  type OrphanRow,
+  type PrunePlan,
+  type PruneSections,
+  readFleet,
+  type StaleRow,
+} from "./prune-plan.js";
+import { CHANGED_SINCE_PLAN, reclaimContained } from "./reclaim.js";
+import { applyTeardown } from "./teardown.js";
+
+/**
+ * Applies a prune plan under the fleet lock. Every removal re-checks its item
+ * against a fresh reading of the fleet right before acting; an item that
+ * changed is skipped with the reason "changed since the plan". The contained
+ * section is applied only with `--contained` (after the ordinary confirmation)
+ * and never deletes a ref.
+ */
+
+export type PruneSection = keyof PruneSections;
+
+export interface AppliedRow {
+  section: PruneSection;
+  target: string;
+  action: string;
+}
+
+export interface SkippedRow {
+  section: PruneSection;
+  target: string;
+  reason: string;
+}
+
+export interface PruneData {
+  sections: PruneSections;
+  /** Whether the contained section was part of this apply. */
+  contained_included: boolean;
+  applied: AppliedRow[];
+  skipped: SkippedRow[];
+}
+
+export interface PruneApplyOptions {
+  contained: boolean;
+}
+
+export async function applyPrune(
+  ctx: Context,
+  plan: PrunePlan,
+  options: PruneApplyOptions,
+): Promise<VerbResult<PruneData>> {
+  const { repo } = plan;
+  const current = plan.survey.worktrees.find((w) => w.isCurrent);
+  ctx.journal.begin({ branch: current?.entry.branch ?? null, path: current?.entry.path ?? null });
+  const data: PruneData = {
+    sections: plan.sections,
+    contained_included: options.contained,
+    applied: [],
+    skipped: [],
+  };
+  const steps: StepOutcome[] = [];
+  const failures: string[] = [];
+  const run = new PruneRun(ctx, data, steps, failures);
+
+  await withFleetLock(repo.location.commonDir, "worktree prune", async () => {
+    const live = await readFleet(ctx, repo);
+    for (const row of plan.sections.stale) await run.stale(row, live);
+    for (const row of plan.sections.landed) {
+      if (row.kind === "worktree") await run.landedWorktree(row, live);
+    }
+    for (const row of plan.sections.landed) {
+      if (row.kind === "branch") await run.landedBranch(row, live);
+    }
+    for (const row of plan.sections.orphaned) await run.orphan(row, live);
+    for (const row of plan.sections.contained) {
+      if (options.contained) await run.contained(row, live);
+      else
+        run.skip("contained", row.path, "offer only: berth worktree prune --contained reclaims it");
+    }
+  });
+
+  const result: VerbResult<PruneData> = {
+    ok: failures.length === 0,
+    verb: "worktree prune",
+    data,
+    plan: { steps: plan.steps },
+    steps,
+    hints: plan.hints,
+  };
+  if (failures.length > 0) {
+    result.error = {
+      code: "teardown_failed",
+      message: `Some removals failed and were left in place:\n${failures.map((f) => `  - ${f}`).join("\n")}`,
+      next: "fix the failing destroy command in berth.toml, then berth worktree prune again",
+    };
+  }
+  return result;
+}
+
+class PruneRun {
+  constructor(
+    private readonly ctx: Context,
+    private readonly data: PruneData,
+    private readonly steps: StepOutcome[],
+    private readonly failures: string[],
+  ) {}
+
+  done(section: PruneSection, target: string, action: string): void {
+    this.data.applied.push({ section, target, action });
+    this.steps.push({ step: action, target, outcome: "done" });
+  }
+
+  skip(section: PruneSection, target: string, reason: string): void {
+    this.data.skipped.push({ section, target, reason });
+    this.steps.push({ step: section, target, outcome: "skipped", reason });
+  }
+
+  fail(section: PruneSection, target: string, reason: string): void {
+    this.data.skipped.push({ section, target, reason });
+    this.steps.push({ step: section, target, outcome: "failed", reason });
+    this.failures.push(`${target}: ${reason}`);
+  }
+
+  /** Destroy the stale berth's recorded resources, then remove that one registration. */
+  async stale(row: StaleRow, live: FleetReading): Promise<void> {
+    const now = live.sections.stale.find((r) => r.path === row.path);
+    if (now === undefined || now.admin_key !== row.admin_key || now.id !== row.id) {
+      this.skip("stale", row.path, CHANGED_SINCE_PLAN);
+      return;
+    }
+    const repo = live.repo;
+    const listing = await readLedger(repo.location.commonDir, row.admin_key);
+    const entries = listing.entries.filter((e) => e.id === row.id);
+    const destroyed = await destroyLedgerEntries(repo, this.ctx, entries);
+    for (const name of destroyed.destroyed)
+      this.done("stale", `${row.id}/${name}`, "destroyed resource");
+    if (destroyed.failure) {
+      // The registration stays: it keeps owning the resources that were not destroyed.
+      this.fail("stale", row.path, describeFailure(destroyed.failure));
+      return;
+    }
+    await removeWorktree(repo.location.cwd, row.path, false);
+    this.done("stale", row.path, "removed stale registration");
+  }
+
+  /** Teardown of a clean landed berth, then its branch by compare-and-swap, re-checked merged. */
+  async landedWorktree(row: LandedWorktreeRow, live: FleetReading): Promise<void> {
+    const now = live.sections.landed.find((r) => r.kind === "worktree" && r.path === row.path);
+    if (now === undefined || now.tip !== row.tip) {
+      this.skip("landed", row.path, CHANGED_SINCE_PLAN);
+      return;
+    }
+    const teardown = await applyTeardown(
+      live.repo,
+      this.ctx,
+      { path: row.path, adminKey: row.admin_key, id: row.id },
+      { force: false, requireClean: true, expectHead: row.tip, housekeeping: true },
+    );
+    this.steps.push(...teardown.steps);
+    if (!teardown.ok) {
+      const reason = teardown.failure?.reason ?? "teardown failed";
+      if (teardown.failure?.stage === "changed" || teardown.failure?.stage === "kept") {
+        this.skip(
+          "landed",
+          row.path,
+          teardown.failure.stage === "changed" ? `${CHANGED_SINCE_PLAN}: ${reason}` : reason,
+        );
+      } else {
+        this.fail("landed", row.path, reason);
+      }
+      return;
+    }
+    this.done("landed", row.path, "tore down landed berth");
+    if (row.delete_branch !== null) await this.deleteMergedBranch(row.delete_branch, row.tip, live);
+  }
+
+  async landedBranch(row: LandedBranchRow, live: FleetReading): Promise<void> {
+    const now = live.sections.landed.find((r) => r.kind === "branch" && r.branch === row.branch);
+    if (now === undefined || now.tip !== row.tip) {
+      this.skip("landed", row.branch, CHANGED_SINCE_PLAN);
+      return;
+    }
+    await this.deleteMergedBranch(row.branch, row.tip, live);
+  }
+
+  /** Right before deleting: is the tip still on the live trunk? Then delete only if still at `tip`. */
+  private async deleteMergedBranch(branch: string, tip: string, live: FleetReading): Promise<void> {
+    const repo = live.repo;
+    const trunk = live.survey.trunk;
+    const merged =
+      trunk.tip !== null && (await isAncestor(repo.location.cwd, tip, `refs/heads/${trunk.name}`));
+    if (!merged) {
+      this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: no longer on the trunk`);
+      return;
+    }
+    try {
+      await deleteRef(repo.location.cwd, `refs/heads/${branch}`, tip);
+      this.done("landed", branch, "deleted landed branch");
+    } catch {
+      this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: the branch moved`);
+    }
+  }
+
+  async orphan(row: OrphanRow, live: FleetReading): Promise<void> {
+    const target = `${row.id}/${row.resource}`;
+    if (!row.gc) {
+      this.skip("orphaned", target, "gc = false: only an explicit teardown destroys it");
+      return;
+    }
+    const still = live.sections.orphaned.some(
+      (r) => r.admin_key === row.admin_key && r.id === row.id && r.resource === row.resource,
+    );
+    if (!still) {
+      this.skip("orphaned", target, CHANGED_SINCE_PLAN);
+      return;
+    }
+    const listing = await readLedger(live.repo.location.commonDir, row.admin_key);
+    const entry = listing.entries.find((e) => e.id === row.id && e.resource === row.resource);
+    if (entry === undefined) {
+      this.skip("orphaned", target, CHANGED_SINCE_PLAN);
+      return;
+    }
+    const destroyed = await destroyLedgerEntries(live.repo, this.ctx, [entry]);
+    if (destroyed.failure) this.fail("orphaned", target, describeFailure(destroyed.failure));
+    else this.done("orphaned", target, "destroyed orphaned resource");
+  }
+
+  async contained(row: ContainedRow, live: FleetReading): Promise<void> {
+    const outcome = await reclaimContained(this.ctx, live.repo, row, live);
+    if (outcome.teardown) this.steps.push(...outcome.teardown.steps);
+    if (outcome.done) {
+      this.done("contained", row.path, `reclaimed (branch ${row.branch} kept)`);
+      return;
+    }
+    const stage = outcome.teardown?.failure?.stage;
+    if (stage === undefined || stage === "changed" || stage === "kept") {
+      this.skip("contained", row.path, outcome.reason);
+    } else {
+      this.fail("contained", row.path, outcome.reason);
+    }
+  }
+}
+
+/** Whether the apply would do anything beyond the offer. */
+export function hasWork(sections: PruneSections, contained: boolean): boolean {
+  return (
+    sections.stale.length > 0 ||
+    sections.landed.length > 0 ||
+    sections.orphaned.some((r) => r.gc) ||
+    (contained && sections.contained.length > 0)
+  );
+}

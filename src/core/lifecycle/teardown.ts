@@ -1,0 +1,259 @@
+import type { Context } from "../../context.js";
+import { UserError } from "../../errors.js";
+import type { WorktreeEntry } from "../../git/parse.js";
+import { readWorktreeStatus } from "../../git/status.js";
+import { listWorktrees, removeWorktree } from "../../git/worktrees.js";
+import { pathExistsOrBroken } from "../../io/fs.js";
+import { adminDirFor } from "../../io/paths.js";
+import { readReadyMarker } from "../../io/ready-marker.js";
+import type { StepOutcome } from "../../result.js";
+import {
+  type CommandFailure,
+  describeFailure,
+  destroyLedgerEntries,
+  readOwnedEntries,
+} from "../berth/resources.js";
+import type { WorktreeFacts } from "../fleet/survey.js";
+import type { Repository } from "../repo/repository.js";
+
+/**
+ * THE teardown (spec section 7), shared by every path that removes a berth:
+ * drop, accept, the landed prune, the contained reclaim, and undoing a failed
+ * start. Destroy resources through the ledger, then remove the registration
+ * and checkout with git, then verify the folder is gone and git no longer
+ * lists it. A failed destroy stops everything: the checkout stays and keeps
+ * owning the resources not yet destroyed (safety invariant 5).
+ *
+ * Callers hold the fleet lock. Teardown re-checks its target against live
+ * state first (registered, owned, unlocked, unmoved, clean when asked), so a
+ * plan made earlier can never tear down something that changed since.
+ */
+
+export interface TeardownTarget {
+  /** The checkout as registered with git. */
+  path: string;
+  /** Its folder under `<common>/worktrees/`; the ledger is filed under it. */
+  adminKey: string;
+  /** The berth id from its ready marker; teardown refuses a checkout whose marker differs. */
+  id: string;
+}
+
+export interface TeardownOptions {
+  /** Remove the checkout even with uncommitted changes (drop --force, undoing a start). */
+  force: boolean;
+  /** Refuse unless the working tree is clean right now (accept, prune, reclaim, plain drop). */
+  requireClean: boolean;
+  /** Refuse unless HEAD is still this commit (what the caller planned on). */
+  expectHead?: string | null | undefined;
+  /** Housekeeping (prune): refuse when a resource has `gc = false`. */
+  housekeeping?: boolean | undefined;
+}
+
+export type TeardownFailure =
+  /** Live state no longer matches the plan: nothing was done. */
+  | { stage: "changed"; reason: string }
+  /** A ledger file cannot be read: nothing was destroyed, nothing removed. */
+  | { stage: "ledger"; reason: string }
+  /** Housekeeping met a `gc = false` resource: nothing was done. */
+  | { stage: "kept"; reason: string }
+  /** A resource's destroy failed: the checkout and the remaining entries are kept. */
+  | {
+      stage: "destroy";
+      reason: string;
+      resource: string;
+      command: string;
+      exit_code: number | null;
+      output: string;
+    }
+  /** git refused to remove the checkout (resources are already destroyed). */
+  | { stage: "remove"; reason: string }
+  /** git reported success but the folder or the registration is still there. */
+  | { stage: "verify"; reason: string };
+
+export interface TeardownResult {
+  ok: boolean;
+  /** Resources destroyed (and forgotten), in the order they were destroyed. */
+  destroyed: string[];
+  worktreeRemoved: boolean;
+  failure: TeardownFailure | null;
+  steps: StepOutcome[];
+}
+
+/** The teardown target of a surveyed berth, or null when berth does not own it. */
+export function teardownTargetOf(worktree: WorktreeFacts): TeardownTarget | null {
+  if (worktree.isMain || worktree.marker === null || worktree.adminKey === null) return null;
+  return { path: worktree.entry.path, adminKey: worktree.adminKey, id: worktree.marker.id };
+}
+
+export async function applyTeardown(
+  repo: Repository,
+  ctx: Context,
+  target: TeardownTarget,
+  options: TeardownOptions,
+): Promise<TeardownResult> {
+  const result: TeardownResult = {
+    ok: false,
+    destroyed: [],
+    worktreeRemoved: false,
+    failure: null,
+    steps: [],
+  };
+  const fail = (failure: TeardownFailure): TeardownResult => {
+    result.failure = failure;
+    return result;
+  };
+
+  const changed = await recheck(repo, target, options);
+  if (changed !== null) {
+    result.steps.push({
+      step: "teardown",
+      target: target.path,
+      outcome: "skipped",
+      reason: changed,
+    });
+    return fail({ stage: "changed", reason: changed });
+  }
+
+  const owned = await readOwnedEntries(repo, target.adminKey, target.id);
+  if (owned.problems.length > 0) {
+    const reason = `unreadable ledger file(s): ${owned.problems.join("; ")}`;
+    result.steps.push({
+      step: "destroy resources",
+      target: target.path,
+      outcome: "failed",
+      reason,
+    });
+    return fail({ stage: "ledger", reason });
+  }
+  if (options.housekeeping) {
+    const kept = owned.entries.filter((e) => !e.gc).map((e) => e.resource);
+    if (kept.length > 0) {
+      const reason = `resource ${kept.join(", ")} has gc = false: only an explicit teardown destroys it`;
+      result.steps.push({ step: "teardown", target: target.path, outcome: "skipped", reason });
+      return fail({ stage: "kept", reason });
+    }
+  }
+
+  const destroyed = await destroyLedgerEntries(repo, ctx, owned.entries);
+  result.destroyed = destroyed.destroyed;
+  for (const name of destroyed.destroyed) {
+    result.steps.push({ step: "destroy resource", target: name, outcome: "done" });
+  }
+  if (destroyed.failure) {
+    const reason = describeFailure(destroyed.failure);
+    result.steps.push({
+      step: "destroy resource",
+      target: destroyed.failure.resource,
+      outcome: "failed",
+      reason,
+    });
+    result.steps.push({
+      step: "remove worktree",
+      target: target.path,
+      outcome: "skipped",
+      reason: "a resource destroy failed; the checkout keeps owning its resources",
+    });
+    return fail(destroyFailure(destroyed.failure, reason));
+  }
+
+  try {
+    await removeWorktree(repo.mainPath, target.path, options.force);
+  } catch (error) {
+    const reason = (error as Error).message;
+    result.steps.push({ step: "remove worktree", target: target.path, outcome: "failed", reason });
+    return fail({ stage: "remove", reason });
+  }
+  const leftover = await verifyGone(repo, target.path);
+  if (leftover !== null) {
+    result.steps.push({
+      step: "remove worktree",
+      target: target.path,
+      outcome: "failed",
+      reason: leftover,
+    });
+    return fail({ stage: "verify", reason: leftover });
+  }
+  result.worktreeRemoved = true;
+  result.ok = true;
+  result.steps.push({ step: "remove worktree", target: target.path, outcome: "done" });
+  return result;
+}
+
+/** Why the target may not be torn down now, or null when it still matches the plan. */
+async function recheck(
+  repo: Repository,
+  target: TeardownTarget,
+  options: TeardownOptions,
+): Promise<string | null> {
+  const entries = await listWorktrees(repo.mainPath);
+  const index = entries.findIndex((e) => e.path === target.path);
+  const entry: WorktreeEntry | undefined = entries[index];
+  if (entry === undefined) return "changed since the plan: git no longer lists this worktree";
+  if (index === 0) return "it is the main checkout, which berth never removes";
+  if (entry.locked) {
+    return `it is locked${entry.lockReason ? ` (${entry.lockReason})` : ""}; berth never removes a locked worktree`;
+  }
+  const marker = await readReadyMarker(adminDirFor(repo.location.commonDir, target.adminKey));
+  if (marker === null || marker.id !== target.id) {
+    return "berth's ready marker is missing or names another berth; berth removes only what it created";
+  }
+  if (options.expectHead !== undefined && entry.head !== options.expectHead) {
+    return `changed since the plan: HEAD is now ${entry.head ?? "unborn"}, not ${options.expectHead ?? "unborn"}`;
+  }
+  if (options.requireClean && !entry.prunable) {
+    const status = await readWorktreeStatus(target.path).catch(() => null);
+    if (status === null) return "changed since the plan: its state cannot be read";
+    if (status.changedFiles > 0) {
+      return `changed since the plan: it now has ${status.changedFiles} uncommitted change(s)`;
+    }
+  }
+  return null;
+}
+
+async function verifyGone(repo: Repository, path: string): Promise<string | null> {
+  const listed = (await listWorktrees(repo.mainPath)).some((e) => e.path === path);
+  if (listed) return `git still lists ${path} after removing it`;
+  if (pathExistsOrBroken(path)) return `${path} still exists after git removed the worktree`;
+  return null;
+}
+
+function destroyFailure(failure: CommandFailure, reason: string): TeardownFailure {
+  return {
+    stage: "destroy",
+    reason,
+    resource: failure.resource,
+    command: failure.command,
+    exit_code: failure.exit_code,
+    output: failure.output,
+  };
+}
+
+/**
+ * How a verb reports a failed teardown: `teardown_failed`, naming the
+ * resource and its output. `rerun` is the berth command that retries it.
+ */
+export function teardownError(
+  rerun: string,
+  target: TeardownTarget,
+  result: TeardownResult,
+  data: unknown,
+): UserError {
+  const failure = result.failure;
+  const somethingChanged = result.destroyed.length > 0 || result.worktreeRemoved;
+  const why = failure?.reason ?? "unknown failure";
+  const message =
+    failure?.stage === "destroy"
+      ? `Teardown of ${target.id} stopped: ${why}\nThe checkout ${target.path} was kept and still owns its remaining resources.` +
+        (result.destroyed.length > 0
+          ? ` Destroyed before the failure: ${result.destroyed.join(", ")}.`
+          : "")
+      : `Teardown of ${target.id} stopped: ${why}`;
+  return new UserError("teardown_failed", message, {
+    next:
+      failure?.stage === "destroy"
+        ? `fix the destroy command of resource ${failure.resource} in berth.toml, then rerun berth ${rerun}`
+        : `berth status, then rerun berth ${rerun}`,
+    data,
+    nothingChanged: !somethingChanged,
+  });
+}

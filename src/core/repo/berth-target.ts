@@ -1,0 +1,103 @@
+import { realpathSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { UserError } from "../../errors.js";
+import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
+
+/**
+ * Resolves a `<berth>` argument (drop, accept, await) to one surveyed
+ * worktree: a berth id, a path (absolute or relative to `cwd`, any folder
+ * inside the checkout), or a branch (short name, or the id's branch without
+ * the prefix is already the id). Never guesses: no match is `unknown_target`,
+ * several are `ambiguous_target`, each with the candidates.
+ */
+
+export interface TargetCandidate {
+  id: string | null;
+  path: string;
+  branch: string | null;
+}
+
+export function resolveTarget(
+  survey: FleetSurvey,
+  cwd: string,
+  argument: string,
+  verb: string,
+): WorktreeFacts {
+  const wanted = argument.replace(/^refs\/heads\//, "");
+  const asPath = existingRealPath(resolve(cwd, argument));
+  const byName = survey.worktrees.filter(
+    (w) => w.marker?.id === wanted || w.entry.branch === wanted,
+  );
+  // A folder that exists names the checkout holding it; a missing one only
+  // an exact registered path (a checkout whose folder is gone).
+  const byPath =
+    asPath === null
+      ? survey.worktrees.find((w) => w.entry.path === resolve(cwd, argument))
+      : innermostCheckout(survey.worktrees, asPath);
+  const unique = [...new Set(byPath ? [...byName, byPath] : byName)];
+  if (unique.length === 1) return unique[0] as WorktreeFacts;
+  if (unique.length > 1) {
+    const candidates = unique.map(candidateOf);
+    throw new UserError(
+      "ambiguous_target",
+      `"${argument}" matches ${unique.length} worktrees: ${candidates.map(describe).join("; ")}.`,
+      { next: `berth ${verb} <path> (name the worktree by its path)`, data: { candidates } },
+    );
+  }
+  const lowered = argument.toLowerCase();
+  const similar = survey.worktrees
+    .filter((w) => !w.isMain)
+    .filter(
+      (w) =>
+        (w.marker?.id ?? "").includes(lowered) ||
+        (w.entry.branch ?? "").toLowerCase().includes(lowered) ||
+        basename(w.entry.path).toLowerCase().includes(lowered),
+    )
+    .slice(0, 10)
+    .map(candidateOf);
+  const listed = similar.length > 0 ? ` Similar: ${similar.map(describe).join("; ")}.` : "";
+  throw new UserError(
+    "unknown_target",
+    `No worktree of this repository is "${argument}" (by id, path or branch).${listed}`,
+    { next: "berth status", data: { candidates: similar } },
+  );
+}
+
+/** The checkout `path` is in (or is); the innermost one when checkouts nest. */
+function innermostCheckout(
+  worktrees: readonly WorktreeFacts[],
+  path: string,
+): WorktreeFacts | undefined {
+  let best: WorktreeFacts | undefined;
+  let bestLength = -1;
+  for (const w of worktrees) {
+    for (const root of new Set([w.entry.path, realOrResolved(w.entry.path)])) {
+      const inside = path === root || path.startsWith(`${root}/`);
+      if (inside && root.length > bestLength) {
+        best = w;
+        bestLength = root.length;
+      }
+    }
+  }
+  return best;
+}
+
+function realOrResolved(path: string): string {
+  return existingRealPath(path) ?? path;
+}
+
+function existingRealPath(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function candidateOf(w: WorktreeFacts): TargetCandidate {
+  return { id: w.marker?.id ?? null, path: w.entry.path, branch: w.entry.branch };
+}
+
+function describe(c: TargetCandidate): string {
+  return `${c.id ?? "(not a berth)"} at ${c.path}${c.branch ? ` on ${c.branch}` : ""}`;
+}

@@ -1,0 +1,114 @@
+import { UserError } from "../../errors.js";
+import { readHead } from "../../git/head.js";
+import { type ReadyMarker, readReadyMarker } from "../../io/ready-marker.js";
+import { berthVariables } from "../berth/env.js";
+import { portFor } from "../berth/identity.js";
+import type { Repository } from "./repository.js";
+import type { Trunk } from "./trunk.js";
+
+/**
+ * The checkout a verb acts on (gate, update): where it is, the branch it has
+ * checked out, and the BERTH_* variables its project commands get.
+ */
+
+/** A checkout and its git admin dir (per-berth state lives under it). */
+export interface CheckoutLocation {
+  path: string;
+  adminDir: string;
+}
+
+/** The checkout berth was run from; refuses inside a .git folder. */
+export function currentCheckout(repo: Repository, verb: string): CheckoutLocation {
+  const path = repo.location.toplevel;
+  if (path === null) {
+    throw new UserError(
+      "precondition_failed",
+      `berth ${verb} runs in a checkout, not inside a .git folder.`,
+      {
+        next: `cd into the berth's working tree, then berth ${verb}`,
+      },
+    );
+  }
+  return { path, adminDir: repo.location.gitDir };
+}
+
+export interface BranchHead {
+  branch: string;
+  commit: string;
+  tree: string;
+}
+
+/** HEAD of `path`, refusing a detached HEAD and a branch with no commits. */
+export async function readBranchHead(path: string, verb: string, why: string): Promise<BranchHead> {
+  const head = await readHead(path);
+  if (head.branch === null) {
+    throw new UserError("precondition_failed", `${path} has a detached HEAD; ${why}.`, {
+      next: `git switch <branch>, then berth ${verb}`,
+    });
+  }
+  if (head.commit === null || head.tree === null) {
+    throw new UserError("precondition_failed", `${head.branch} has no commits yet.`, {
+      next: `commit something, then berth ${verb}`,
+    });
+  }
+  return { branch: head.branch, commit: head.commit, tree: head.tree };
+}
+
+/** The trunk's name and tip, refusing when there is none; `consequence` says what that blocks. */
+export function requireTrunk(
+  trunk: Trunk,
+  consequence: string,
+  next: string,
+): { name: string; tip: string } {
+  if (trunk.name !== null && trunk.tip !== null) return { name: trunk.name, tip: trunk.tip };
+  const what =
+    trunk.name === null
+      ? "No trunk was found (no origin/HEAD, main or master)"
+      : `The trunk branch "${trunk.name}" does not exist`;
+  throw new UserError("precondition_failed", `${what}; ${consequence}.`, { next });
+}
+
+/** What a project command may know about the checkout it runs in. */
+export interface CheckoutFacts {
+  path: string;
+  branch: string;
+  /** null for a checkout berth did not create (the main checkout, a hand-made worktree). */
+  marker: ReadyMarker | null;
+}
+
+/**
+ * The BERTH_* variables for a command run in `checkout`. A checkout berth did
+ * not create has no id, port or database name, so those are left out rather
+ * than made up.
+ */
+export function checkoutVariables(
+  repo: Repository,
+  checkout: CheckoutFacts,
+  trunk: string | null,
+): Record<string, string> {
+  if (checkout.marker !== null) {
+    const { port_base, port_span } = repo.config.worktree;
+    return berthVariables({
+      id: checkout.marker.id,
+      branch: checkout.branch,
+      path: checkout.path,
+      port: portFor(checkout.marker.id, port_base, port_span),
+      trunk,
+      repo: repo.mainPath,
+    });
+  }
+  return {
+    BERTH_BRANCH: checkout.branch,
+    BERTH_PATH: checkout.path,
+    BERTH_TRUNK: trunk ?? "",
+    BERTH_REPO: repo.mainPath,
+  };
+}
+
+/** The berth's ready marker; the main checkout never has one. */
+export async function readCheckoutMarker(
+  repo: Repository,
+  location: CheckoutLocation,
+): Promise<ReadyMarker | null> {
+  return location.adminDir === repo.location.commonDir ? null : readReadyMarker(location.adminDir);
+}

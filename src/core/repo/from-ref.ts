@@ -1,0 +1,66 @@
+import { UserError } from "../../errors.js";
+import type { RefEntry } from "../../git/parse.js";
+import { resolveCommit } from "../../git/refs.js";
+
+export interface ResolvedBase {
+  /** What the user named (or the trunk's name). */
+  name: string;
+  /** The full ref it resolved through, null for a bare commit id. */
+  ref: string | null;
+  commit: string;
+}
+
+/**
+ * Resolves `--from <ref>`: a branch, tag, remote branch or commit. A name that
+ * is both a branch and a tag (or matches nothing) is refused with the candidates,
+ * never guessed.
+ */
+export async function resolveBase(
+  cwd: string,
+  name: string,
+  refs: readonly RefEntry[],
+): Promise<ResolvedBase> {
+  const full = name.startsWith("refs/") ? [name] : [];
+  const wanted = new Set([
+    ...full,
+    `refs/heads/${name}`,
+    `refs/tags/${name}`,
+    `refs/remotes/${name}`,
+  ]);
+  const matches = refs.filter((r) => wanted.has(r.ref));
+  if (matches.length > 1) {
+    const list = matches.map((m) => `${m.ref} (${(m.peeled ?? m.oid).slice(0, 12)})`);
+    throw new UserError(
+      "ambiguous_target",
+      `"${name}" names more than one ref: ${list.join(", ")}.`,
+      {
+        next: `berth start --from ${matches[0]?.ref} (name the full ref you mean)`,
+        data: { candidates: matches.map((m) => ({ ref: m.ref, commit: m.peeled ?? m.oid })) },
+      },
+    );
+  }
+  const match = matches[0];
+  if (match) {
+    const commit = await resolveCommit(cwd, match.ref);
+    if (commit === null) {
+      throw new UserError("unknown_target", `${match.ref} does not point at a commit.`, {
+        next: "berth start --from <branch|tag|commit>",
+      });
+    }
+    return { name, ref: match.ref, commit };
+  }
+  // Not a ref name: a commit id or any other revision git understands.
+  const commit = /^-/.test(name) ? null : await resolveCommit(cwd, name);
+  if (commit !== null) return { name, ref: null, commit };
+  const similar = refs
+    .filter((r) => r.ref.startsWith("refs/heads/") || r.ref.startsWith("refs/tags/"))
+    .filter((r) => r.ref.toLowerCase().includes(name.toLowerCase()))
+    .slice(0, 10)
+    .map((r) => r.ref);
+  throw new UserError(
+    "unknown_target",
+    `"${name}" is not a branch, tag or commit in this repository.` +
+      (similar.length > 0 ? ` Similar: ${similar.join(", ")}.` : ""),
+    { next: "git branch --list; git tag --list", data: { candidates: similar } },
+  );
+}

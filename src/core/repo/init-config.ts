@@ -1,0 +1,49 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Context } from "../../context.js";
+import { UserError } from "../../errors.js";
+import { listRefs } from "../../git/refs.js";
+import { renderStarterConfig } from "../../io/config-template.js";
+import { pathExistsOrBroken } from "../../io/fs.js";
+import type { VerbResult } from "../../result.js";
+import { openRepository } from "./repository.js";
+import { detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
+
+export interface InitData {
+  path: string;
+  trunk: string;
+}
+
+/** Writes a commented berth.toml at the repository root; never overwrites one. */
+export async function initConfig(
+  ctx: Context,
+  options: { dryRun?: boolean },
+): Promise<VerbResult<InitData>> {
+  const repo = await openRepository(ctx);
+  const path = join(repo.mainPath, "berth.toml");
+  if (pathExistsOrBroken(path)) {
+    throw new UserError(
+      "precondition_failed",
+      `${path} already exists; berth init never overwrites it.`,
+      {
+        next: `edit ${path}`,
+      },
+    );
+  }
+  const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
+  const trunkName = trunk.name ?? "main";
+  const plan = {
+    steps: [{ step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` }],
+  };
+  if (options.dryRun)
+    return { ok: true, verb: "init", data: { path, trunk: trunkName }, plan, hints: [] };
+  await writeFile(path, renderStarterConfig(trunkName), { flag: "wx" });
+  return {
+    ok: true,
+    verb: "init",
+    data: { path, trunk: trunkName },
+    plan,
+    steps: [{ step: "write berth.toml", target: path, outcome: "done" }],
+    hints: ["berth.toml is yours to commit; berth never commits anything itself"],
+  };
+}
