@@ -10,6 +10,7 @@ import { measureIgnored, type PrunePlan, planPrune } from "../core/lifecycle/pru
 import { createJournal, type RecordingJournal } from "../core/logbook/journal.js";
 import { UserError } from "../errors.js";
 import type { PlanStep, VerbResult } from "../result.js";
+import { shellQuote, shortOid } from "../text.js";
 import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
 import type { ActionProposal, ActionResult, ConfirmableAction } from "../ui/desk/types.js";
 import { gateProgress, renderGate } from "../ui/gate-view.js";
@@ -85,7 +86,7 @@ async function proposeGate(
   const planText = [
     renderGate(dry, c).stdout.trimEnd(),
     `  ${c.green("keeps    ")} the checkout, its branch and its files (the checks only read them)`,
-    `  ${c.yellow("writes   ")} a receipt for ${data?.commit.slice(0, 8) ?? "HEAD"} when every check passes; a red gate deletes any receipt`,
+    `  ${c.yellow("writes   ")} a receipt for ${data ? shortOid(data.commit) : "HEAD"} when every check passes; a red gate deletes any receipt`,
   ].join("\n");
   return capture.confirmable("gate", command, null, planText, `Gate ${data?.branch ?? "it"}?`, {
     steps: dry.plan?.steps ?? [],
@@ -172,7 +173,7 @@ async function proposeReclaim(
     {
       step: "reclaim contained berth",
       target: candidate.path,
-      detail: `${candidate.branch} at ${candidate.tip.slice(0, 8)} is inside ${candidate.container} at ${candidate.container_tip.slice(0, 8)} (+${candidate.container_ahead}); the branch ref is kept`,
+      detail: `${candidate.branch} at ${shortOid(candidate.tip)} is inside ${candidate.container} at ${shortOid(candidate.container_tip)} (+${candidate.container_ahead}); the branch ref is kept`,
     },
   ];
   const onlyThis: PrunePlan = {
@@ -367,8 +368,4 @@ function lineStream(onLine: (line: string) => void): NodeJS.WritableStream {
       done();
     },
   });
-}
-
-export function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -2,6 +2,7 @@ import type { AcceptData } from "../core/landing/accept.js";
 import { NO_CHECKS_LABEL } from "../core/landing/gate.js";
 import { formatBytes } from "../io/disk-usage.js";
 import type { VerbResult } from "../result.js";
+import { shortOid } from "../text.js";
 import { renderGate } from "./gate-view.js";
 import { renderRefusal } from "./refusal.js";
 import type { Colors } from "./style.js";
@@ -12,7 +13,6 @@ const COMMITS_SHOWN = 10;
 
 /** What accept lands, proves, destroys and deletes: the confirmation text and the dry-run view. */
 export function acceptPlanText(data: AcceptData, c: Colors): string {
-  const short = (oid: string) => oid.slice(0, 8);
   const lines = data.resumed
     ? [
         `Finish accepting ${c.bold(data.id)} (${data.branch} is already on ${data.trunk.name}${data.path ? `; ${data.path}` : ""}):`,
@@ -28,16 +28,16 @@ export function acceptPlanText(data: AcceptData, c: Colors): string {
     row(
       "validates",
       data.validated.by === "receipt"
-        ? `${short(data.validated.commit)} by its honored gate receipt (${checks})`
-        : `${short(data.validated.commit)} by running the gate now (${checks})`,
+        ? `${shortOid(data.validated.commit)} by its honored gate receipt (${checks})`
+        : `${shortOid(data.validated.commit)} by running the gate now (${checks})`,
     );
     row(
       "lands",
-      `${data.trunk.name} ${short(data.trunk.old)} -> ${short(data.trunk.new)} (fast-forward, ${data.commit_count} commit(s))`,
+      `${data.trunk.name} ${shortOid(data.trunk.old)} -> ${shortOid(data.trunk.new)} (fast-forward, ${data.commit_count} commit(s))`,
       c.green,
     );
     for (const commit of data.commits.slice(0, COMMITS_SHOWN)) {
-      lines.push(`${" ".repeat(15)}${c.dim(short(commit.oid))} ${commit.subject}`);
+      lines.push(`${" ".repeat(15)}${c.dim(shortOid(commit.oid))} ${commit.subject}`);
     }
     if (data.commit_count > COMMITS_SHOWN) {
       lines.push(`${" ".repeat(15)}${c.dim(`... and ${data.commit_count - COMMITS_SHOWN} more`)}`);
@@ -66,7 +66,7 @@ export function acceptPlanText(data: AcceptData, c: Colors): string {
     row("destroys", `the checkout and its per-berth state${ignored}`, c.red);
   }
   if (data.delete_branch !== null && !data.landing.branch_deleted) {
-    row("deletes", `branch ${data.delete_branch} at ${short(data.validated.commit)}`, c.red);
+    row("deletes", `branch ${data.delete_branch} at ${shortOid(data.validated.commit)}`, c.red);
   } else if (data.delete_branch === null && !data.landing.branch_deleted) {
     row("keeps", `branch ${data.branch}`, c.green);
   }
@@ -95,15 +95,14 @@ export function renderAccept(
   }
   const landing = data.landing;
   if (landing.trunk_landed) {
-    const short = (oid: string) => oid.slice(0, 8);
     const how =
       data.validated.by === "trunk"
         ? "already landed"
         : `validated by ${data.validated.by === "receipt" ? "its receipt" : "the gate"}`;
     out.push(
       data.resumed
-        ? `${result.ok ? "finished accepting" : "finishing"} ${c.bold(data.id)}: ${data.branch} is on ${data.trunk.name} (${short(data.validated.commit)}, ${how})`
-        : `${result.ok ? "accepted" : "landed"} ${c.bold(data.id)}: ${data.trunk.name} ${short(data.trunk.old)} -> ${short(data.trunk.new)} (${data.commit_count} commit(s), ${how})`,
+        ? `${result.ok ? "finished accepting" : "finishing"} ${c.bold(data.id)}: ${data.branch} is on ${data.trunk.name} (${shortOid(data.validated.commit)}, ${how})`
+        : `${result.ok ? "accepted" : "landed"} ${c.bold(data.id)}: ${data.trunk.name} ${shortOid(data.trunk.old)} -> ${shortOid(data.trunk.new)} (${data.commit_count} commit(s), ${how})`,
     );
     if (landing.main_checkout_updated === true) {
       out.push(`  updated   the main checkout's files (${data.main_checkout.path})`);

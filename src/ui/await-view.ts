@@ -1,6 +1,7 @@
 import type { AwaitData } from "../core/await/await.js";
 import type { VerbResult } from "../result.js";
-import { type Colors, shortOid } from "./style.js";
+import { shortOid } from "../text.js";
+import type { Colors } from "./style.js";
 
 /** The answer, one line on stdout: what held (or did not), at which commits. */
 export function renderAwait(result: VerbResult<AwaitData>, c: Colors): { stdout: string } {

@@ -2,6 +2,7 @@ import type { GateCheckReport, GateData } from "../core/landing/gate.js";
 import { NO_CHECKS_LABEL } from "../core/landing/gate.js";
 import type { CheckOutcome, GateEvent } from "../core/landing/gate-runner.js";
 import type { VerbResult } from "../result.js";
+import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
 
@@ -18,10 +19,8 @@ export function renderGate(
   if (data === null) return { stdout: "", stderr: "" };
   const dry = data.green === null;
   const out: string[] = [
-    `${dry ? "would gate" : "gate"} ${c.bold(data.branch)} at ${data.commit.slice(0, 8)} ` +
-      c.dim(
-        `(tree ${data.tree.slice(0, 8)}, contains ${data.trunk} at ${data.trunk_tip.slice(0, 8)})`,
-      ),
+    `${dry ? "would gate" : "gate"} ${c.bold(data.branch)} at ${shortOid(data.commit)} ` +
+      c.dim(`(tree ${shortOid(data.tree)}, contains ${data.trunk} at ${shortOid(data.trunk_tip)})`),
   ];
   if (data.no_checks) {
     out.push(`  ${c.yellow(NO_CHECKS_LABEL)}: the receipt proves a clean tree and nothing more`);

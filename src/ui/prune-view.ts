@@ -2,8 +2,8 @@ import type { PruneData } from "../core/lifecycle/prune-apply.js";
 import type { PruneSections } from "../core/lifecycle/prune-plan.js";
 import { type DiskUsage, formatBytes } from "../io/disk-usage.js";
 import type { VerbResult } from "../result.js";
+import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
-import { shortOid } from "./style.js";
 import { renderTable } from "./table.js";
 
 /**

@@ -1,5 +1,6 @@
 import type { StartData } from "../core/lifecycle/start.js";
 import type { VerbResult } from "../result.js";
+import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 
 /** stdout carries only the path, so `cd "$(berth start x)"` works; the story goes to stderr. */
@@ -11,7 +12,7 @@ export function renderStart(
   if (data === null) return { stdout: "", stderr: "" };
   const dry = result.steps === undefined;
   const lines = [
-    `${dry ? "would start" : "started"} ${c.bold(data.id)} on ${data.branch} from ${data.from} (${data.from_tip.slice(0, 8)}), port ${data.port}`,
+    `${dry ? "would start" : "started"} ${c.bold(data.id)} on ${data.branch} from ${data.from} (${shortOid(data.from_tip)}), port ${data.port}`,
   ];
   if (dry) {
     for (const step of result.plan?.steps ?? []) {

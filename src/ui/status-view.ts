@@ -1,4 +1,5 @@
 import type { StatusData, StatusRow } from "../core/fleet/status.js";
+import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
 
@@ -19,7 +20,7 @@ export function renderStatus(data: StatusData, c: Colors, now: Date = new Date()
     (h) => c.dim(h),
   );
   const trunk = data.trunk.name
-    ? `trunk ${data.trunk.name}${data.trunk.tip ? ` at ${data.trunk.tip.slice(0, 8)}` : " (missing)"}`
+    ? `trunk ${data.trunk.name}${data.trunk.tip ? ` at ${shortOid(data.trunk.tip)}` : " (missing)"}`
     : "trunk unknown";
   return `${renderTable(header, rows)}\n${c.dim(trunk)}\n${renderKeptRefs(data, c)}`;
 }
@@ -34,13 +35,11 @@ function renderKeptRefs(data: StatusData, c: Colors): string {
     const ahead = ref.ahead === null ? "" : ` (+${ref.ahead})`;
     if (!ref.abandoned) {
       lines.push(
-        c.dim(
-          `kept ref ${ref.branch}${ahead} at ${ref.tip.slice(0, 8)}, inside ${ref.contained_by}`,
-        ),
+        c.dim(`kept ref ${ref.branch}${ahead} at ${shortOid(ref.tip)}, inside ${ref.contained_by}`),
       );
     } else {
       lines.push(
-        `${c.yellow("abandoned work:")} ${ref.branch}${ahead} at ${ref.tip.slice(0, 8)} has commits no live branch holds`,
+        `${c.yellow("abandoned work:")} ${ref.branch}${ahead} at ${shortOid(ref.tip)} has commits no live branch holds`,
         `  resume it with: berth start --from ${ref.branch}`,
       );
     }

@@ -7,7 +7,3 @@ export function colorsFor(isTTY: boolean, env: NodeJS.ProcessEnv): Colors {
   const enabled = isTTY && !("NO_COLOR" in env) && env.TERM !== "dumb";
   return createColors(enabled);
 }
-
-export function shortOid(oid: string | null | undefined): string {
-  return oid ? oid.slice(0, 8) : "-";
-}

@@ -1,5 +1,6 @@
 import type { UpdateData } from "../core/landing/update.js";
 import type { VerbResult } from "../result.js";
+import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 
 const MAX_FILES_SHOWN = 20;
@@ -12,7 +13,7 @@ export function renderUpdate(
   const data = result.data;
   if (data === null) return { stdout: "", stderr: "" };
   const dry = result.steps === undefined;
-  const from = `${data.merged_from} (${data.from_tip.slice(0, 8)})`;
+  const from = `${data.merged_from} (${shortOid(data.from_tip)})`;
   const out: string[] = [];
   if (data.up_to_date) {
     out.push(`${c.bold(data.branch)} is already up to date with ${from}`);
@@ -21,7 +22,7 @@ export function renderUpdate(
     const verb = dry ? "would bring in" : "brought in";
     out.push(
       `${c.bold(data.branch)} ${verb} ${data.commits} commit(s) from ${from} ` +
-        `by ${how}, ${data.files.length} file(s)${dry ? "" : ` (now at ${data.head.slice(0, 8)})`}`,
+        `by ${how}, ${data.files.length} file(s)${dry ? "" : ` (now at ${shortOid(data.head)})`}`,
     );
     for (const file of data.files.slice(0, MAX_FILES_SHOWN)) out.push(`  ${file}`);
     if (data.files.length > MAX_FILES_SHOWN) {

@@ -3,6 +3,7 @@ import type { WorktreeTeardownData } from "../core/lifecycle/destroy-resources.j
 import { type DropData, describeReason } from "../core/lifecycle/drop.js";
 import { formatBytes } from "../io/disk-usage.js";
 import type { PlanStep, VerbResult } from "../result.js";
+import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 
 /** Human views of `berth worktree drop|setup|teardown`: plans, confirmations, results. */
@@ -24,12 +25,12 @@ export function dropPlanText(data: DropData, c: Colors): string {
   );
   for (const reason of data.reasons) row("discards", describeReason(reason));
   if (data.delete_branch !== null && data.head !== null) {
-    row("deletes", `branch ${data.delete_branch} at ${data.head.slice(0, 8)}`);
+    row("deletes", `branch ${data.delete_branch} at ${shortOid(data.head)}`);
   } else if (data.branch !== null) {
     row("keeps", `branch ${data.branch}`);
   }
   if (data.forced && data.head !== null) {
-    row("keeps", `recovery ref refs/berth/recovery/<utc>-${data.id} at ${data.head.slice(0, 8)}`);
+    row("keeps", `recovery ref refs/berth/recovery/<utc>-${data.id} at ${shortOid(data.head)}`);
   }
   return `${lines.join("\n")}\n`;
 }

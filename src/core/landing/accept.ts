@@ -17,6 +17,7 @@ import {
   writeLandingRecord,
 } from "../../io/unfinished-landing.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import { shellQuote, shortOid } from "../../text.js";
 import { readOwnedEntries } from "../berth/resources.js";
 import { readReceiptView } from "../fleet/receipt-state.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
@@ -270,7 +271,7 @@ async function planForWorktree(pc: PlanContext, w: WorktreeFacts): Promise<Accep
     const recordLanded = record !== null && (await onTrunk(repo, record.new, trunk.tip));
     if (!w.landed && !recordLanded) {
       throw refusal(
-        `${name} has nothing to land: its tip ${head.slice(0, 8)} is already on ${trunk.name} and it has no commits of its own.`,
+        `${name} has nothing to land: its tip ${shortOid(head)} is already on ${trunk.name} and it has no commits of its own.`,
         { next: `berth worktree drop ${name} (to discard the berth)` },
       );
     }
@@ -285,7 +286,7 @@ async function planForWorktree(pc: PlanContext, w: WorktreeFacts): Promise<Accep
   }
   if (!survey.ancestry.isAncestor(trunk.tip, head)) {
     throw refusal(
-      `${branch} does not contain the tip of ${trunk.name} (${trunk.tip.slice(0, 8)}): ` +
+      `${branch} does not contain the tip of ${trunk.name} (${shortOid(trunk.tip)}): ` +
         `the trunk only moves by fast-forward, so the berth must contain it first.`,
       { next: "berth update" },
     );
@@ -419,7 +420,7 @@ async function planFinish(pc: PlanContext, subject: FinishSubject): Promise<Acce
       followPending = state === "pending";
       if (state === "unknown") {
         hints.push(
-          `the main checkout's index matches neither ${record.old.slice(0, 8)} nor ${trunk.name}; check git status there`,
+          `the main checkout's index matches neither ${shortOid(record.old)} nor ${trunk.name}; check git status there`,
         );
       }
     }
@@ -492,7 +493,7 @@ async function planForBranch(pc: PlanContext, branch: string, tip: string): Prom
     const container = nearestCheckoutContaining(survey, branch, tip);
     throw new UserError(
       "unknown_target",
-      `No checkout holds ${branch}, and its tip ${tip.slice(0, 8)} is not on ${trunk.name}: accept validates and lands from a berth's checkout.` +
+      `No checkout holds ${branch}, and its tip ${shortOid(tip)} is not on ${trunk.name}: accept validates and lands from a berth's checkout.` +
         (container ? ` ${container} holds its commits and can land them.` : ""),
       {
         next: container ? `berth accept ${container}` : `berth start --from ${branch}`,
@@ -522,7 +523,7 @@ async function planForRecord(pc: PlanContext, record: LandingRecord): Promise<Ac
   if (!(await onTrunk(pc.repo, record.new, pc.trunk.tip))) {
     throw new UserError(
       "unknown_target",
-      `${record.branch} is gone, and its landing record says ${record.new.slice(0, 8)} landed, which is not on ${pc.trunk.name}.`,
+      `${record.branch} is gone, and its landing record says ${shortOid(record.new)} landed, which is not on ${pc.trunk.name}.`,
       { next: "berth status" },
     );
   }
@@ -634,7 +635,7 @@ export async function applyAccept(
     result.error = {
       code: "partial",
       message:
-        `${data.trunk.name} is at ${data.validated.commit.slice(0, 8)}: ${data.branch} has landed, ` +
+        `${data.trunk.name} is at ${shortOid(data.validated.commit)}: ${data.branch} has landed, ` +
         `but not everything after it finished.\n${problems.join("\n")}\n` +
         `Still to do: ${remainingWork(data).join(", ")}.`,
       next: `berth accept ${data.branch}`,
@@ -661,7 +662,7 @@ async function validate(
   if (gatePlan.commit !== commit || gatePlan.branch !== data.branch) {
     throw new UserError(
       "moved",
-      `${data.id} moved since the plan (${data.branch} at ${commit.slice(0, 8)}, now ${gatePlan.branch} at ${gatePlan.commit.slice(0, 8)}); nothing was gated, landed or torn down.`,
+      `${data.id} moved since the plan (${data.branch} at ${shortOid(commit)}, now ${gatePlan.branch} at ${shortOid(gatePlan.commit)}); nothing was gated, landed or torn down.`,
       { next: `berth accept ${data.id}`, data },
     );
   }
@@ -732,7 +733,7 @@ async function landUnderLock(
     });
   }
   if (entry.head !== commit || entry.branch !== data.branch || branchTip !== commit) {
-    throw changed(`moved (it is at ${entry.head?.slice(0, 8) ?? "nothing"})`);
+    throw changed(`moved (it is at ${entry.head ? shortOid(entry.head) : "nothing"})`);
   }
   const status = await readWorktreeStatus(entry.path).catch(() => null);
   if (status === null || status.changedFiles > 0) {
@@ -753,7 +754,7 @@ async function landUnderLock(
   if (trunkTip !== old) {
     throw new UserError(
       "moved",
-      `${data.trunk.name} moved since the plan (from ${old.slice(0, 8)} to ${trunkTip?.slice(0, 8) ?? "nothing"}); ${nothing}, and the trunk was left where it is.`,
+      `${data.trunk.name} moved since the plan (from ${shortOid(old)} to ${trunkTip ? shortOid(trunkTip) : "nothing"}); ${nothing}, and the trunk was left where it is.`,
       { next: `berth update, then berth accept ${data.id}`, data, nothingChanged },
     );
   }
@@ -800,7 +801,7 @@ async function landUnderLock(
     if (now !== old) {
       throw new UserError(
         "moved",
-        `${data.trunk.name} moved while landing (it is at ${now?.slice(0, 8) ?? "nothing"}, not ${old.slice(0, 8)}); ${nothing}, and the trunk was left where it is.`,
+        `${data.trunk.name} moved while landing (it is at ${now ? shortOid(now) : "nothing"}, not ${shortOid(old)}); ${nothing}, and the trunk was left where it is.`,
         { next: `berth update, then berth accept ${data.id}`, data },
       );
     }
@@ -817,7 +818,7 @@ async function landUnderLock(
     step: "move trunk",
     target: data.trunk.name,
     outcome: "done",
-    reason: `${old.slice(0, 8)} -> ${commit.slice(0, 8)}`,
+    reason: `${shortOid(old)} -> ${shortOid(commit)}`,
   });
   if (!holders.mainFollows) return null;
   return followAndRecord(main, old, commit, data, steps);
@@ -872,7 +873,7 @@ async function followAndRecord(
   });
   return follow.ok
     ? null
-    : `git did not bring the main checkout's files to ${tip.slice(0, 8)}: ${follow.output}`;
+    : `git did not bring the main checkout's files to ${shortOid(tip)}: ${follow.output}`;
 }
 
 /** The shared teardown, then the branch by compare-and-swap on the landed tip. */
@@ -912,7 +913,7 @@ async function tearDownAndDelete(
   } catch (error) {
     const reason = (error as Error).message;
     steps.push({ step: "delete branch", target: data.delete_branch, outcome: "failed", reason });
-    return `branch ${data.delete_branch} was not deleted (it moved from ${tip.slice(0, 8)}?): ${reason}`;
+    return `branch ${data.delete_branch} was not deleted (it moved from ${shortOid(tip)}?): ${reason}`;
   }
 }
 
@@ -1025,8 +1026,4 @@ function refusal(
   options: { next: string; data?: unknown; nothingChanged?: boolean },
 ): UserError {
   return new UserError("precondition_failed", message, options);
-}
-
-function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -10,6 +10,7 @@ import { perBerthDir } from "../../io/paths.js";
 import type { ReadyMarker } from "../../io/ready-marker.js";
 import { deleteReceipt, type Receipt, receiptPath, writeReceipt } from "../../io/receipt-file.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import { shellQuote, shortOid } from "../../text.js";
 import { commandEnv } from "../berth/env.js";
 import {
   type CheckoutLocation,
@@ -158,7 +159,7 @@ export async function planGate(repo: Repository, target: CheckoutLocation): Prom
   if (!(await isAncestor(path, trunk.tip, head.commit))) {
     throw new UserError(
       "precondition_failed",
-      `${head.branch} does not contain the tip of ${trunk.name} (${trunk.tip.slice(0, 8)}); ` +
+      `${head.branch} does not contain the tip of ${trunk.name} (${shortOid(trunk.tip)}); ` +
         "a receipt must prove the code as it would land.",
       { next: "berth update" },
     );
@@ -452,12 +453,4 @@ function noChecksHint(): string {
 export function reproduceCommand(path: string, command: string): string {
   const simple = !/[;&|\n()`]/.test(command);
   return `cd ${shellQuote(path)} && ${simple ? command : `sh -c ${shellQuote(command)}`}`;
-}
-
-function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
-function shortOid(oid: string | null): string {
-  return oid === null ? "-" : oid.slice(0, 8);
 }

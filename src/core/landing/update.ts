@@ -13,6 +13,7 @@ import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { writeReadyMarker } from "../../io/ready-marker.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import { shortOid } from "../../text.js";
 import { lastLines } from "../berth/project-command.js";
 import { runCommandsInOrder } from "../berth/setup-steps.js";
 import {
@@ -109,8 +110,8 @@ export async function runUpdate(
       step: "merge",
       target: branch,
       detail: upToDate
-        ? `already up to date with ${source.name} (${source.commit.slice(0, 8)})`
-        : `${commits} commit(s) from ${source.name} (${source.commit.slice(0, 8)})${fastForward ? ", fast-forward" : ""}`,
+        ? `already up to date with ${source.name} (${shortOid(source.commit)})`
+        : `${commits} commit(s) from ${source.name} (${shortOid(source.commit)})${fastForward ? ", fast-forward" : ""}`,
     },
     ...ensureCommands.map((command) => ({ step: "run ensure", target: command })),
   ];
@@ -233,7 +234,7 @@ async function mergeOrRestore(
     throw new UserError(
       "partial",
       `The merge of ${source.name} into ${branch} failed and ${path} is not back as it was ` +
-        `(HEAD ${head.commit?.slice(0, 8) ?? "unknown"}, ${status.trackedChanges} tracked change(s)). ` +
+        `(HEAD ${head.commit ? shortOid(head.commit) : "unknown"}, ${status.trackedChanges} tracked change(s)). ` +
         "Check it by hand before going on.",
       { next: `cd ${path} && git status`, data: refData, nothingChanged: false },
     );
@@ -241,7 +242,7 @@ async function mergeOrRestore(
   if (conflicts.length > 0) {
     throw new UserError(
       "precondition_failed",
-      `Merging ${source.name} (${source.commit.slice(0, 8)}) into ${branch} conflicts in ` +
+      `Merging ${source.name} (${shortOid(source.commit)}) into ${branch} conflicts in ` +
         `${conflicts.length} file(s): ${conflicts.join(", ")}. The merge was aborted; ` +
         `${branch} and its tree are as they were.`,
       {

@@ -8,6 +8,7 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { type DiskUsage, formatBytes, measurePaths } from "../../io/disk-usage.js";
 import { withFleetLock } from "../../io/lock.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import { shellQuote, shortOid } from "../../text.js";
 import { readOwnedEntries } from "../berth/resources.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
@@ -237,7 +238,7 @@ export function describeReason(reason: ForceReason): string {
       return `${reason.count} uncommitted change(s): ${reason.files.join(", ")}${more}`;
     }
     case "unlanded": {
-      const named = reason.commits.map((c) => `${c.oid.slice(0, 8)} ${c.subject}`).join("; ");
+      const named = reason.commits.map((c) => `${shortOid(c.oid)} ${c.subject}`).join("; ");
       const more =
         reason.count > reason.commits.length
           ? `; and ${reason.count - reason.commits.length} more`
@@ -332,8 +333,4 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
   });
   if (plan.worktree.isCurrent) hints.push(`you were inside ${data.path}; cd ${repo.mainPath}`);
   return { ok: true, verb: "worktree drop", data, plan: { steps: plan.steps }, steps, hints };
-}
-
-function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -3,6 +3,7 @@ import { listIgnoredPaths } from "../../git/ignored.js";
 import { type DiskUsage, measurePaths } from "../../io/disk-usage.js";
 import { type LedgerEntry, readWholeLedger } from "../../io/ledger.js";
 import type { PlanStep } from "../../result.js";
+import { shortOid } from "../../text.js";
 import { readFleetActivity } from "../fleet/activity.js";
 import { type ContainmentEvidence, classifyContainment } from "../fleet/containment.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
@@ -245,7 +246,7 @@ function planSteps(sections: PruneSections): PlanStep[] {
       steps.push({
         step: "tear down landed berth",
         target: row.path,
-        detail: `at ${row.tip.slice(0, 8)}`,
+        detail: `at ${shortOid(row.tip)}`,
       });
       if (row.delete_branch)
         steps.push({ step: "delete landed branch", target: row.delete_branch });
@@ -253,7 +254,7 @@ function planSteps(sections: PruneSections): PlanStep[] {
       steps.push({
         step: "delete landed branch",
         target: row.branch,
-        detail: `at ${row.tip.slice(0, 8)}`,
+        detail: `at ${shortOid(row.tip)}`,
       });
     }
   }
@@ -267,7 +268,7 @@ function planSteps(sections: PruneSections): PlanStep[] {
     steps.push({
       step: "offer: reclaim contained berth (only with --contained)",
       target: row.path,
-      detail: `${row.branch} at ${row.tip.slice(0, 8)} is inside ${row.container} at ${row.container_tip.slice(0, 8)} (+${row.container_ahead}); the branch ref is kept`,
+      detail: `${row.branch} at ${shortOid(row.tip)} is inside ${row.container} at ${shortOid(row.container_tip)} (+${row.container_ahead}); the branch ref is kept`,
     });
   }
   return steps;

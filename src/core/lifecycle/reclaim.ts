@@ -1,4 +1,5 @@
 import type { Context } from "../../context.js";
+import { shortOid } from "../../text.js";
 import type { Repository } from "../repo/repository.js";
 import type { ContainedRow, FleetReading } from "./prune-plan.js";
 import { applyTeardown, type TeardownResult } from "./teardown.js";
@@ -48,7 +49,7 @@ export async function reclaimContained(
 function revalidate(planned: ContainedRow, now: ContainedRow | undefined): string | null {
   if (now === undefined)
     return "no longer contained (a commit, a file, a verb in flight, or a moved container)";
-  if (now.tip !== planned.tip) return `its tip moved to ${now.tip.slice(0, 8)}`;
+  if (now.tip !== planned.tip) return `its tip moved to ${shortOid(now.tip)}`;
   if (now.id !== planned.id || now.admin_key !== planned.admin_key)
     return "it is a different berth now";
   return null;

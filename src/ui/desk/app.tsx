@@ -2,6 +2,7 @@ import { Box, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useRef, useState } from "react";
 import type { DeskDetail } from "../../core/desk/detail.js";
 import { type DeskAction, type DeskItem, reselect } from "../../core/desk/model.js";
+import { shortOid } from "../../text.js";
 import { detailLines, type LineTone, listLines } from "./lines.js";
 import type {
   ConfirmableAction,
@@ -343,7 +344,7 @@ function fitPane(lines: string[], room: number): string[] {
 function headerLine(snapshot: DeskSnapshot, readError: string | null): string {
   const { model } = snapshot;
   const trunk = model.trunk.name
-    ? `trunk ${model.trunk.name}${model.trunk.tip ? ` at ${model.trunk.tip.slice(0, 8)}` : " (missing)"}`
+    ? `trunk ${model.trunk.name}${model.trunk.tip ? ` at ${shortOid(model.trunk.tip)}` : " (missing)"}`
     : "trunk unknown";
   const main = model.main
     ? `main checkout ${model.main.clean === null ? "?" : model.main.clean ? "clean" : `dirty (${model.main.changed_files})`}`

@@ -2,6 +2,7 @@ import type { DeskDetail } from "../../core/desk/detail.js";
 import type { DeskBerthItem, DeskItem, DeskModel, DeskRefItem } from "../../core/desk/model.js";
 import type { StatusRow } from "../../core/fleet/status.js";
 import { NO_CHECKS_LABEL } from "../../core/landing/gate.js";
+import { shortOid } from "../../text.js";
 import { ageLabel } from "../status-view.js";
 
 /**
@@ -83,8 +84,8 @@ function refLine(item: DeskRefItem): string {
   const { ref } = item;
   const ahead = ref.ahead === null ? "" : ` (+${ref.ahead})`;
   return ref.abandoned
-    ? `${ref.branch}${ahead} at ${ref.tip.slice(0, 8)}: abandoned work, no live branch holds it; resume with berth start --from ${ref.branch}`
-    : `${ref.branch}${ahead} at ${ref.tip.slice(0, 8)}, inside ${ref.contained_by} (kept until the train lands)`;
+    ? `${ref.branch}${ahead} at ${shortOid(ref.tip)}: abandoned work, no live branch holds it; resume with berth start --from ${ref.branch}`
+    : `${ref.branch}${ahead} at ${shortOid(ref.tip)}, inside ${ref.contained_by} (kept until the train lands)`;
 }
 
 export function treeLabel(row: StatusRow): string {
@@ -135,17 +136,17 @@ export function detailLines(
   const lines: string[] = [];
   if (item.kind === "ref") {
     const { ref } = item;
-    lines.push(`kept ref ${ref.branch} at ${ref.tip.slice(0, 8)} (no checkout)`);
+    lines.push(`kept ref ${ref.branch} at ${shortOid(ref.tip)} (no checkout)`);
     lines.push(
       ref.abandoned
         ? `  abandoned: no live branch holds its commits; resume with berth start --from ${ref.branch}`
-        : `  contained: inside ${ref.contained_by} at ${short(ref.container_tip)} (+${ref.container_ahead ?? "?"}); landing the train clears it`,
+        : `  contained: inside ${ref.contained_by} at ${shortOid(ref.container_tip)} (+${ref.container_ahead ?? "?"}); landing the train clears it`,
     );
   } else {
     const { row } = item;
     lines.push(`${row.id}  ${row.path}`);
     lines.push(
-      `  branch   ${row.branch ?? "(detached)"} at ${short(row.head)}; ${aheadBehind(row)} against ${trunk}; ${treeLabel(row)}; state ${row.state}`,
+      `  branch   ${row.branch ?? "(detached)"} at ${shortOid(row.head)}; ${aheadBehind(row)} against ${trunk}; ${treeLabel(row)}; state ${row.state}`,
     );
     const action = row.last_action
       ? ` (last: ${row.last_action.verb} ${row.last_action.outcome})`
@@ -167,7 +168,7 @@ export function detailLines(
   } else {
     lines.push(`commits ahead of ${trunk} (${commitCount ?? detail.commits.length}):`);
     for (const commit of detail.commits) {
-      lines.push(`  ${commit.oid.slice(0, 8)} ${commit.subject}`);
+      lines.push(`  ${shortOid(commit.oid)} ${commit.subject}`);
     }
     const more = (commitCount ?? 0) - detail.commits.length;
     if (more > 0) lines.push(`  ... and ${more} more`);
@@ -192,15 +193,11 @@ function receiptDetail(row: StatusRow, detail: DeskDetail | null): string {
     receipt.checks.length === 0
       ? NO_CHECKS_LABEL
       : receipt.checks.map((c) => `${c.name} ${c.ok ? "ok" : "failed"}`).join(", ");
-  return `${receiptLabel(row)}: ${receipt.commit.slice(0, 8)} (tree ${receipt.tree.slice(0, 8)}) at ${receipt.created_at}; ${checks}`;
+  return `${receiptLabel(row)}: ${shortOid(receipt.commit)} (tree ${shortOid(receipt.tree)}) at ${receipt.created_at}; ${checks}`;
 }
 
 function containmentDetail(row: StatusRow): string {
   const c = row.contained;
   if (c === null) return "not contained";
-  return `tip ${c.tip.slice(0, 8)} is inside ${c.container} at ${c.container_tip.slice(0, 8)}, ${c.container_ahead} commit(s) ahead${c.container_has_checkout ? ", which has a checkout" : " (no checkout)"}`;
-}
-
-function short(oid: string | null): string {
-  return oid === null ? "-" : oid.slice(0, 8);
+  return `tip ${shortOid(c.tip)} is inside ${c.container} at ${shortOid(c.container_tip)}, ${c.container_ahead} commit(s) ahead${c.container_has_checkout ? ", which has a checkout" : " (no checkout)"}`;
 }
