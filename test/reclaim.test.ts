@@ -99,9 +99,10 @@ describe("the reclaim path cannot delete a ref (ADR 0225: a grep-able guarantee)
     expect(code).not.toMatch(/git\/refs|deleteRef|moveRef|update-ref|branch\s+-[dD]|runGit/);
     const imports = [...code.matchAll(/from "([^"]+)"/g)].map((m) => m[1]);
     expect(imports.sort()).toEqual([
-      "../context.js",
+      "../../context.js",
+      "../../text.js",
+      "../repo/repository.js",
       "./prune-plan.js",
-      "./repository.js",
       "./teardown.js",
     ]);
   });
