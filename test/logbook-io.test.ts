@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   appendLogbookEvent,
-  monthFileName,
   parseEventLine,
   parseLogbookText,
   readLogbook,
 } from "../src/io/logbook.js";
+import { monthFileName } from "../src/io/month-files.js";
 import { beginEvent, finishEvent } from "./helpers/logbook.js";
 import { makeTempDir, type TempDir } from "./helpers/repo.js";
 

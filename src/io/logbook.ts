@@ -1,14 +1,5 @@
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
-import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { appendMonthLine, listMonthFiles, readTextFrom } from "./month-files.js";
 import { sharedStateDir } from "./paths.js";
 
 /**
@@ -55,8 +46,6 @@ export interface FinishEvent extends EventBase {
 
 export type LogbookEvent = BeginEvent | FinishEvent;
 
-const MONTH_FILE = /^(\d{4})-(\d{2})\.jsonl$/;
-
 export function logbookDir(commonDir: string): string {
   return join(sharedStateDir(commonDir), "logbook");
 }
@@ -76,43 +65,7 @@ export function formatEventLine(event: LogbookEvent): string {
  * (the journal) decides that a failed write never changes a verb's result.
  */
 export function appendLogbookEvent(dir: string, event: LogbookEvent): void {
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, monthFileName(new Date(event.at)));
-  const isNewMonth = !existsSync(file);
-  const fd = openSync(file, "a");
-  try {
-    // One write() per line: with O_APPEND the kernel places it whole at the end.
-    writeSync(fd, formatEventLine(event));
-  } finally {
-    closeSync(fd);
-  }
-  if (isNewMonth) pruneOldMonths(dir);
-}
-
-/** Deletes all but the newest month files; runs only when a month file is born. */
-export function pruneOldMonths(dir: string, keep = LOGBOOK_MONTHS_KEPT): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const doomed = names
-    .filter((name) => MONTH_FILE.test(name))
-    .sort()
-    .slice(0, -keep);
-  for (const name of doomed) rmSync(join(dir, name), { force: true });
-  return doomed;
-}
-
-/** The month files in `dir`, oldest first; none when the folder does not exist. */
-export async function listMonthFiles(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).filter((name) => MONTH_FILE.test(name)).sort();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
+  appendMonthLine(dir, new Date(event.at), formatEventLine(event), LOGBOOK_MONTHS_KEPT);
 }
 
 export interface LogbookRead {
@@ -152,29 +105,6 @@ export async function readLogbook(
     result.skipped += parsed.skipped;
   }
   return result;
-}
-
-/** The file's bytes from `offset` to its current end, or null when it is gone. */
-export async function readTextFrom(
-  file: string,
-  offset: number,
-): Promise<{ text: string; end: number } | null> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(file, "r");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size <= offset) return { text: "", end: offset };
-    const buffer = Buffer.alloc(size - offset);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
-    return { text: buffer.subarray(0, bytesRead).toString("utf8"), end: offset + bytesRead };
-  } finally {
-    await handle.close();
-  }
 }
 
 /**
