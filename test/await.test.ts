@@ -4,12 +4,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { JournalSubject } from "../src/context.js";
 import {
   type AwaitData,
-  type AwaitOptions,
   EXIT_INTERRUPTED,
   EXIT_NOT_MET,
-  parseAwaitRequest,
   runAwait,
 } from "../src/core/await/await.js";
+import { type AwaitOptions, parseAwaitRequest } from "../src/core/await/request.js";
 import { runGate } from "../src/core/landing/gate.js";
 import { readGitFile } from "../src/io/admin-dirs.js";
 import { readReadyMarker, writeReadyMarker } from "../src/io/ready-marker.js";

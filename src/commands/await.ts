@@ -1,5 +1,6 @@
 import type { Context } from "../context.js";
-import { type AwaitOptions, runAwait } from "../core/await/await.js";
+import { runAwait } from "../core/await/await.js";
+import type { AwaitOptions } from "../core/await/request.js";
 import { renderAwait, waitingLine } from "../ui/await-view.js";
 import { colorsFor } from "../ui/style.js";
 import { withInterrupt } from "./interrupt.js";

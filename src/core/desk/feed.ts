@@ -1,10 +1,11 @@
-import { dirname, join } from "node:path";
-import { perBerthDir } from "../../io/paths.js";
+import { adminDirFor } from "../../io/paths.js";
 import { type FolderWatch, type WatchedFolder, watchFolders } from "../../io/watch.js";
+import { refWatchFolders } from "../fleet/ref-watch.js";
 
 /**
- * What keeps the desk current (spec section 8): a fresh reading on ref
- * changes (file events, as `berth await` watches them) and every few
+ * The desk feed: the one place that decides when the desk reads again
+ * (spec section 8): a fresh reading on ref changes (file events in the
+ * folders fleet/ref-watch.ts names, as for `berth await`) and every few
  * seconds regardless. Readings never overlap: a change during one reading
  * makes exactly one more after it. The watched folders follow the fleet (a
  * new berth's per-berth folder is watched once a reading has seen it).
@@ -101,27 +102,19 @@ export function startDeskFeed<S>(options: DeskFeedOptions<S>, initial: S): DeskF
 }
 
 /**
- * Where a change the desk shows lands as a file event: branch refs (loose,
- * under the prefix's folder, or packed), worktree registrations, and each
- * berth's per-berth folder (its gate receipt). Working-tree edits are not
- * watched: the poll sees them.
+ * Where a change the desk shows lands as a file event (fleet/ref-watch.ts
+ * knows the folders): branch refs (loose, under the prefix's folder, or
+ * packed), worktree registrations, and each berth's per-berth folder (its
+ * gate receipt). Working-tree edits are not watched: the poll sees them.
  */
 export function deskFolders(
   commonDir: string,
   branchPrefix: string,
   adminKeys: Iterable<string>,
 ): WatchedFolder[] {
-  const heads = join(commonDir, "refs", "heads");
-  const folders: WatchedFolder[] = [
-    { path: heads },
-    { path: dirname(join(heads, `${branchPrefix}x`)) },
-    { path: commonDir, accepts: (name) => name.startsWith("packed-refs") },
-    { path: join(commonDir, "reftable") },
-    { path: join(commonDir, "worktrees") },
-  ];
-  for (const key of [...adminKeys].sort()) {
-    folders.push({ path: perBerthDir(join(commonDir, "worktrees", key)) });
-  }
-  const seen = new Set<string>();
-  return folders.filter((f) => !seen.has(f.path) && seen.add(f.path));
+  return refWatchFolders(commonDir, {
+    branchPrefix,
+    registrations: true,
+    berths: [...adminKeys].sort().map((key) => adminDirFor(commonDir, key)),
+  });
 }

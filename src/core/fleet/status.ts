@@ -3,10 +3,11 @@ import type { VerbResult } from "../../result.js";
 import { portFor } from "../berth/identity.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
-import { type FleetActivity, readFleetActivity } from "./activity.js";
-import { type ContainmentEvidence, classifyContainment, type KeptRef } from "./containment.js";
-import { type ReceiptState, type ReceiptView, readReceiptViews } from "./receipt-state.js";
-import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "./survey.js";
+import type { FleetActivity } from "./activity.js";
+import type { ContainmentEvidence, KeptRef } from "./containment.js";
+import { readFleet } from "./reading.js";
+import type { ReceiptState, ReceiptView } from "./receipt-state.js";
+import type { FleetSurvey, WorktreeFacts } from "./survey.js";
 
 export type WorktreeState =
   | "main"
@@ -72,21 +73,11 @@ export async function readStatus(
   const repo = await openRepository(ctx);
   const inMain = repo.location.toplevel === repo.mainPath;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
-  const survey = await surveyFleet(
-    repo,
-    scope === "fleet" ? {} : { readStatusOf: (w) => w.isCurrent },
-  );
-  const inScope = survey.worktrees.filter((w) => scope === "fleet" || w.isCurrent);
-  // Files only (logbook, reflogs, admin dirs) plus one cat-file for receipt trees; nothing written.
-  const [receipts, activity] = await Promise.all([
-    readReceiptViews(repo.location.cwd, inScope),
-    readFleetActivity(repo, inScope, ctx.now()),
-  ]);
-  // The one containment module; in memory over the survey, no git process.
-  const containment = classifyContainment({
-    survey,
-    activityOf: (w) => activity.worktrees.get(w.entry.path),
-    now: ctx.now(),
+  const { survey, inScope, receipts, activity, containment } = await readFleet(repo, {
+    now: () => ctx.now(),
+    ...(scope === "fleet" ? {} : { readStatusOf: (w) => w.isCurrent }),
+    inScope: (w) => scope === "fleet" || w.isCurrent,
+    receipts: true,
   });
   const rows = inScope.map((w) => {
     const verdict = containment.worktrees.get(w.entry.path);
