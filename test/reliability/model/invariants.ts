@@ -332,7 +332,9 @@ function checkVerb(
             `[accept] the trunk is at ${short(after.trunkTip)}, not the accepted tip ${short(w.head)}`,
           );
         }
-        if (after.worktrees[0]?.branch === TRUNK) {
+        // Only a landing that moved the trunk brings the main checkout along; a stage
+        // already on the trunk lands nothing, and the main checkout may hold its own edits.
+        if (after.worktrees[0]?.branch === TRUNK && after.trunkTip !== before.trunkTip) {
           const tracked = world
             .git(world.mainPath, ["status", "--porcelain", "--untracked-files=no"])
             .trim();
