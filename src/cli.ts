@@ -1,18 +1,18 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "@commander-js/extra-typings";
-import type { CommandOutcome, HumanOutput } from "./commands/outcome.js";
+import type { CommandOutcome } from "./commands/outcome.js";
 import { type Context, processContext } from "./context.js";
 import { UserError } from "./errors.js";
-import type { VerbResult } from "./result.js";
+import { failureResult, type VerbResult } from "./result.js";
 import { renderJson } from "./ui/envelope.js";
-import { renderRefusal } from "./ui/refusal.js";
 import { colorsFor } from "./ui/style.js";
 import { VERSION } from "./version.js";
 
 /**
- * Argument wiring and the one place that turns results into output and an
- * exit code. Verb modules are imported only when their verb runs, so
- * `berth --help` and `berth status` never load what other verbs need.
+ * Argument wiring and the one place that prints an outcome and exits. Verbs
+ * run through commands/run-verb.ts (as the desk's actions do); it and the
+ * verb modules are imported only when a verb runs, so `berth --help` and
+ * `berth status` never load what other verbs need.
  */
 
 interface CommonOptions {
@@ -22,56 +22,26 @@ interface CommonOptions {
 
 type VerbRunner = (ctx: Context) => Promise<CommandOutcome>;
 
-/**
- * Verbs that change something: each writes a begin and a finish event to the
- * logbook (unless `--dry-run`, which changes nothing). Keyed by the verb name
- * `execute` receives; pure observers (status, logbook) are never listed.
- */
-const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
-  "init",
-  "start",
-  "gate",
-  "update",
-  "accept",
-  "await",
-  "worktree setup",
-  "worktree teardown",
-  "worktree drop",
-  "worktree prune",
-]);
-
+/** Runs the verb (commands/run-verb.ts), prints its outcome, and exits with its code. */
 async function execute(
   verb: string,
   options: CommonOptions & Record<string, unknown>,
   run: VerbRunner,
 ): Promise<never> {
+  const { runVerb, humanOutput } = await import("./commands/run-verb.js");
   const ctx = processContext(options.debug === true);
-  const journal =
-    EFFECTFUL_VERBS.has(verb) && options.dryRun !== true
-      ? (await import("./core/logbook/journal.js")).createJournal(ctx, verb)
-      : null;
-  if (journal) ctx.journal = journal;
-  let outcome: CommandOutcome;
-  let thrown: unknown;
-  try {
-    outcome = await run(ctx);
-  } catch (error) {
-    thrown = error;
-    outcome = failureOutcome(verb, error, ctx);
-  }
-  const { result } = outcome;
-  await journal?.finish(result, thrown);
-  if (options.json) {
-    await writeFully(process.stdout, outcome.json ? outcome.json() : renderJson(result));
-  } else {
-    const human: HumanOutput = outcome.human(colorsFor(ctx.stdoutIsTTY, ctx.env));
-    const hints = result.hints.map((hint) => `hint: ${hint}\n`).join("");
-    await Promise.all([
-      human.stdout ? writeFully(process.stdout, human.stdout) : undefined,
-      writeFully(process.stderr, `${human.stderr ?? ""}${hints}`),
-    ]);
-  }
-  process.exit(exitCodeFor(result));
+  const outcome = await runVerb(verb, ctx, { dryRun: options.dryRun === true }, run);
+  const printed = options.json
+    ? { stdout: outcome.json ? outcome.json() : renderJson(outcome.result), stderr: "" }
+    : humanOutput(outcome, {
+        stdout: colorsFor(ctx.stdoutIsTTY, ctx.env),
+        stderr: colorsFor(ctx.stderrIsTTY, ctx.env),
+      });
+  await Promise.all([
+    writeFully(process.stdout, printed.stdout),
+    writeFully(process.stderr, printed.stderr),
+  ]);
+  process.exit(exitCodeFor(outcome.result));
 }
 
 /**
@@ -90,53 +60,6 @@ function exitCodeFor(result: VerbResult): number {
   if (result.exitCode !== undefined) return result.exitCode;
   if (result.ok) return 0;
   return result.error?.code === "usage" ? 2 : 1;
-}
-
-function failureOutcome(verb: string, error: unknown, ctx: Context): CommandOutcome {
-  const stderrColors = colorsFor(ctx.stderrIsTTY, ctx.env);
-  if (error instanceof UserError) {
-    const result: VerbResult = {
-      ok: false,
-      verb,
-      data: error.data ?? null,
-      ...(error.plan === undefined ? {} : { plan: error.plan as VerbResult["plan"] & object }),
-      hints: [],
-      error: {
-        code: error.code,
-        message: error.message,
-        ...(error.next === undefined ? {} : { next: error.next }),
-      },
-    };
-    if (ctx.debug && error.stack) ctx.stderr.write(`${error.stack}\n`);
-    return {
-      result,
-      human: () => ({
-        stderr: renderRefusal(
-          verb,
-          result.error as NonNullable<VerbResult["error"]>,
-          error.nothingChanged,
-          stderrColors,
-        ),
-      }),
-    };
-  }
-  // Not a user mistake: a bug, or git failing in a way berth did not foresee.
-  const err = error instanceof Error ? error : new Error(String(error));
-  const result: VerbResult = {
-    ok: false,
-    verb,
-    data: null,
-    hints: ["this is a bug or an unexpected git failure; rerun with --debug for details"],
-    error: { code: "internal", message: err.message },
-  };
-  return {
-    result,
-    human: () => ({
-      stderr: `${stderrColors.red(`berth ${verb}: unexpected failure:`)} ${err.message}\n${
-        ctx.debug ? `${err.stack ?? ""}\n` : "(rerun with --debug for the stack trace)\n"
-      }`,
-    }),
-  };
 }
 
 function common<T extends Command<unknown[], Record<string, unknown>>>(cmd: T): T {
@@ -342,13 +265,7 @@ async function main(argv: string[]): Promise<void> {
         const verb = argv.slice(2).find((a) => !a.startsWith("-")) ?? "berth";
         await writeFully(
           process.stdout,
-          renderJson({
-            ok: false,
-            verb,
-            data: null,
-            hints: [],
-            error: { code: "usage", message: error.message },
-          }),
+          renderJson(failureResult(verb, new UserError("usage", error.message))),
         );
       }
       process.exit(done ? 0 : 2);

@@ -1,8 +1,10 @@
-import type { ErrorCode } from "./errors.js";
+import { type ErrorCode, UserError } from "./errors.js";
 
 /**
  * The one result every verb returns (spec section 4). The table, `--json`
  * and the desk all render this object; nothing else decides what happened.
+ * Plan/apply verbs build theirs with `plannedResult` and `appliedResult`;
+ * a thrown refusal or failure becomes one through `failureResult`.
  */
 
 export interface PlanStep {
@@ -35,6 +37,26 @@ export interface VerbResult<D = unknown> {
   error?: ResultError;
   /** Exit code other than the default for ok/error (124 for an unmet await). */
   exitCode?: number;
+  /**
+   * Plan/apply verbs: true when the result is the plan alone and nothing was
+   * applied (`--dry-run`, or nothing to do). Not part of the `--json`
+   * envelope, which says the same by carrying no `steps`.
+   */
+  dryRun?: boolean;
+}
+
+/** The result of a plan/apply verb: it always says whether it applied anything. */
+export type PlanApplyResult<D = unknown> = VerbResult<D> & {
+  plan: { steps: PlanStep[] };
+  dryRun: boolean;
+};
+
+/** What a plan/apply result may carry besides its data and steps. */
+export interface ResultExtra {
+  /** Default: true when there is no error. */
+  ok?: boolean;
+  hints?: string[];
+  error?: ResultError | undefined;
 }
 
 export function success<D>(
@@ -43,4 +65,91 @@ export function success<D>(
   extra: Partial<VerbResult<D>> = {},
 ): VerbResult<D> {
   return { ok: true, verb, data, hints: [], ...extra };
+}
+
+/** What the verb would do, having changed nothing (`--dry-run`). */
+export function plannedResult<D>(
+  verb: string,
+  data: D,
+  plan: PlanStep[],
+  extra: ResultExtra = {},
+): PlanApplyResult<D> {
+  return planApply(verb, data, plan, undefined, extra);
+}
+
+/** What the verb did: the plan it applied and the outcome of each step. */
+export function appliedResult<D>(
+  verb: string,
+  data: D,
+  plan: PlanStep[],
+  steps: StepOutcome[],
+  extra: ResultExtra = {},
+): PlanApplyResult<D> {
+  return planApply(verb, data, plan, steps, extra);
+}
+
+/**
+ * An apply function's own result (accept, drop and prune still build theirs
+ * in core), declared applied for the views.
+ */
+export function asApplied<D>(result: VerbResult<D>): PlanApplyResult<D> {
+  return { ...result, plan: result.plan ?? { steps: [] }, dryRun: false };
+}
+
+function planApply<D>(
+  verb: string,
+  data: D,
+  plan: PlanStep[],
+  steps: StepOutcome[] | undefined,
+  extra: ResultExtra,
+): PlanApplyResult<D> {
+  const { error } = extra;
+  return {
+    ok: extra.ok ?? error === undefined,
+    verb,
+    data,
+    plan: { steps: plan },
+    ...(steps === undefined ? {} : { steps }),
+    hints: extra.hints ?? [],
+    ...(error === undefined ? {} : { error }),
+    dryRun: steps === undefined,
+  };
+}
+
+/** The hint every unexpected failure carries. */
+export const INTERNAL_FAILURE_HINT =
+  "this is a bug or an unexpected git failure; rerun with --debug for details";
+
+/**
+ * A thrown error as the verb's result: a `UserError` keeps its code, next
+ * command, data and plan; anything else is `internal` (a bug, or git failing
+ * in a way berth did not foresee).
+ */
+export function failureResult(verb: string, error: unknown): VerbResult {
+  if (error instanceof UserError) {
+    return {
+      ok: false,
+      verb,
+      data: error.data ?? null,
+      ...(error.plan === undefined ? {} : { plan: error.plan as { steps: PlanStep[] } }),
+      hints: [],
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.next === undefined ? {} : { next: error.next }),
+      },
+    };
+  }
+  return {
+    ok: false,
+    verb,
+    data: null,
+    hints: [INTERNAL_FAILURE_HINT],
+    error: { code: "internal", message: thrownError(error).message },
+  };
+}
+
+/** Anything thrown, as an Error. */
+export function thrownError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

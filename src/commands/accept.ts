@@ -1,12 +1,40 @@
 import type { Context } from "../context.js";
-import { applyAccept, planAccept } from "../core/landing/accept.js";
-import type { VerbResult } from "../result.js";
+import {
+  type AcceptData,
+  type AcceptPlan,
+  applyAccept,
+  planAccept,
+} from "../core/landing/accept.js";
+import { asApplied, type PlanApplyResult, plannedResult } from "../result.js";
+import { shellCommand } from "../text.js";
 import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
-import { confirmOrRefuse } from "../ui/confirm.js";
+import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { gateProgress } from "../ui/gate-view.js";
-import { colorsFor } from "../ui/style.js";
+import { type Colors, colorsFor } from "../ui/style.js";
 import { withInterrupt } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
+
+/** `berth accept`'s confirmation, in the CLI and in the desk. */
+export function acceptConfirmation(plan: AcceptPlan, c: Colors): Confirmation {
+  const { data } = plan;
+  return {
+    question:
+      plan.mode === "land" ? `Land ${data.id} and tear it down?` : `Finish accepting ${data.id}?`,
+    yesCommand: shellCommand([
+      "berth",
+      "accept",
+      data.path === null ? data.branch : data.id,
+      "--yes",
+    ]),
+    planText: acceptPlanText(data, c),
+    plan: plan.steps,
+    data,
+  };
+}
+
+export function acceptOutcome(result: PlanApplyResult<AcceptData>): CommandOutcome {
+  return { result, human: (c) => renderAccept(result, c) };
+}
 
 export async function acceptCommand(
   ctx: Context,
@@ -15,27 +43,12 @@ export async function acceptCommand(
 ): Promise<CommandOutcome> {
   const plan = await planAccept(ctx, { target });
   if (options.dryRun) {
-    const result: VerbResult = {
-      ok: true,
-      verb: "accept",
-      data: plan.data,
-      plan: { steps: plan.steps },
-      hints: plan.hints,
-    };
-    return { result, human: (c) => renderAccept({ ...result, data: plan.data }, c) };
+    return acceptOutcome(plannedResult("accept", plan.data, plan.steps, { hints: plan.hints }));
   }
-  const name = plan.data.path === null ? plan.data.branch : plan.data.id;
   await confirmOrRefuse(ctx, {
     verb: "accept",
     yes: options.yes === true,
-    planText: acceptPlanText(plan.data, colorsFor(ctx.stderrIsTTY, ctx.env)),
-    plan: plan.steps,
-    question:
-      plan.mode === "land"
-        ? `Land ${plan.data.id} and tear it down?`
-        : `Finish accepting ${plan.data.id}?`,
-    yesCommand: `berth accept ${name} --yes`,
-    data: plan.data,
+    ...acceptConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
   });
   // A gate's checks run in their own process groups: forward an interrupt to them.
   const result = await withInterrupt((signal) =>
@@ -44,5 +57,5 @@ export async function acceptCommand(
       onEvent: ctx.stderrIsTTY ? gateProgress(ctx.stderr, colorsFor(true, ctx.env)) : undefined,
     }),
   );
-  return { result, human: (c) => renderAccept(result, c) };
+  return acceptOutcome(asApplied(result));
 }

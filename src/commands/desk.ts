@@ -8,8 +8,8 @@ import { readStatus } from "../core/fleet/status.js";
 import { openRepository } from "../core/repo/repository.js";
 import { UserError } from "../errors.js";
 import { readAdminKeys } from "../io/admin-dirs.js";
+import { success } from "../result.js";
 import type { DeskController, DeskSession, DeskSnapshot } from "../ui/desk/types.js";
-import { proposeDeskAction } from "./desk-actions.js";
 import type { CommandOutcome } from "./outcome.js";
 
 /**
@@ -94,7 +94,10 @@ export async function deskCommand(
           new Error(`the desk opens a shell itself; ${action} is not a planned action`),
         );
       }
-      return proposeDeskAction({ base: ctx, cwd: liveCwd }, action, item);
+      // Loaded at the first action: the desk's refusal without a terminal needs none of the verbs.
+      return import("./desk-actions.js").then(({ proposeDeskAction }) =>
+        proposeDeskAction({ base: ctx, cwd: liveCwd }, action, item),
+      );
     },
   };
   const session: DeskSession = {
@@ -121,10 +124,7 @@ export async function deskCommand(
   } finally {
     feed.close();
   }
-  return {
-    result: { ok: true, verb: "desk", data: null, hints: [] },
-    human: () => ({}),
-  };
+  return { result: success("desk", null), human: () => ({}) };
 }
 
 /**

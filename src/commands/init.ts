@@ -11,7 +11,7 @@ export async function initCommand(
     result,
     human: () => ({
       stdout: result.data
-        ? `${result.steps ? "wrote" : "would write"} ${result.data.path} (trunk ${result.data.trunk})\n`
+        ? `${result.dryRun ? "would write" : "wrote"} ${result.data.path} (trunk ${result.data.trunk})\n`
         : "",
     }),
   };

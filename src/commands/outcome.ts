@@ -7,10 +7,14 @@ export interface HumanOutput {
   stderr?: string;
 }
 
-/** What a command hands back to cli.ts: the result, and how to show it to a person. */
+/** What a command hands back to its runner: the result, and how to show it to a person. */
 export interface CommandOutcome<D = unknown> {
   result: VerbResult<D>;
-  human: (colors: Colors) => HumanOutput;
+  /**
+   * The human text. `colors` suit stdout; `stderrColors` (default `colors`)
+   * suit stderr, for output that only goes there (a refusal).
+   */
+  human: (colors: Colors, stderrColors?: Colors) => HumanOutput;
   /** `--json` output other than the one envelope (only `berth logbook`'s JSON Lines). */
   json?: () => string;
 }

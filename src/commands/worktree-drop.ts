@@ -1,40 +1,50 @@
 import type { Context } from "../context.js";
-import { applyDrop, planDrop } from "../core/lifecycle/drop.js";
-import type { VerbResult } from "../result.js";
-import { confirmOrRefuse } from "../ui/confirm.js";
-import { colorsFor } from "../ui/style.js";
+import { applyDrop, type DropData, type DropPlan, planDrop } from "../core/lifecycle/drop.js";
+import { asApplied, type PlanApplyResult, plannedResult } from "../result.js";
+import { shellCommand } from "../text.js";
+import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
+import { type Colors, colorsFor } from "../ui/style.js";
 import { dropPlanText, renderDropResult } from "../ui/worktree-view.js";
 import type { CommandOutcome } from "./outcome.js";
+
+/** `berth worktree drop`'s confirmation, in the CLI and in the desk. */
+export function dropConfirmation(plan: DropPlan, c: Colors): Confirmation {
+  const { data } = plan;
+  return {
+    question: data.forced ? `Drop ${data.id} and discard its work?` : `Drop ${data.id}?`,
+    yesCommand: shellCommand([
+      "berth",
+      "worktree",
+      "drop",
+      data.id,
+      ...(data.forced ? ["--force"] : []),
+      "--yes",
+    ]),
+    planText: dropPlanText(data, c),
+    plan: plan.steps,
+    data,
+  };
+}
+
+export function dropOutcome(result: PlanApplyResult<DropData>): CommandOutcome {
+  return { result, human: (c) => ({ stdout: renderDropResult(result, c) }) };
+}
 
 export async function worktreeDropCommand(
   ctx: Context,
   target: string,
   options: { force?: boolean; yes?: boolean; dryRun?: boolean },
 ): Promise<CommandOutcome> {
-  const force = options.force === true;
-  const plan = await planDrop(ctx, { target, force });
+  const plan = await planDrop(ctx, { target, force: options.force === true });
   if (options.dryRun) {
-    const result: VerbResult = {
-      ok: true,
-      verb: "worktree drop",
-      data: plan.data,
-      plan: { steps: plan.steps },
-      hints: plan.hints,
-    };
-    return {
-      result,
-      human: (c) => ({ stdout: renderDropResult({ ...result, data: plan.data }, c) }),
-    };
+    return dropOutcome(
+      plannedResult("worktree drop", plan.data, plan.steps, { hints: plan.hints }),
+    );
   }
   await confirmOrRefuse(ctx, {
     verb: "worktree drop",
     yes: options.yes === true,
-    planText: dropPlanText(plan.data, colorsFor(ctx.stderrIsTTY, ctx.env)),
-    plan: plan.steps,
-    question: `Drop ${plan.data.id}?`,
-    yesCommand: `berth worktree drop ${plan.data.id}${plan.data.forced ? " --force" : ""} --yes`,
-    data: plan.data,
+    ...dropConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
   });
-  const result = await applyDrop(ctx, plan);
-  return { result, human: (c) => ({ stdout: renderDropResult(result, c) }) };
+  return dropOutcome(asApplied(await applyDrop(ctx, plan)));
 }

@@ -2,12 +2,30 @@ import type { Context } from "../context.js";
 import {
   applyWorktreeTeardown,
   planWorktreeTeardown,
+  type WorktreeTeardownData,
+  type WorktreeTeardownPlan,
 } from "../core/lifecycle/destroy-resources.js";
-import type { VerbResult } from "../result.js";
-import { confirmOrRefuse } from "../ui/confirm.js";
-import { colorsFor } from "../ui/style.js";
+import { type PlanApplyResult, plannedResult } from "../result.js";
+import { shellCommand } from "../text.js";
+import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
+import { type Colors, colorsFor } from "../ui/style.js";
 import { renderWorktreeTeardown, teardownPlanText } from "../ui/worktree-view.js";
 import type { CommandOutcome } from "./outcome.js";
+
+/** `berth worktree teardown`'s confirmation (asked only when resources are recorded). */
+export function teardownConfirmation(plan: WorktreeTeardownPlan, c: Colors): Confirmation {
+  return {
+    question: `Destroy these resources of ${plan.data.id}?`,
+    yesCommand: shellCommand(["berth", "worktree", "teardown", "--yes"]),
+    planText: teardownPlanText(plan.data, c),
+    plan: plan.steps,
+    data: plan.data,
+  };
+}
+
+function teardownOutcome(result: PlanApplyResult<WorktreeTeardownData>): CommandOutcome {
+  return { result, human: (c) => ({ stdout: renderWorktreeTeardown(result, c) }) };
+}
 
 export async function worktreeTeardownCommand(
   ctx: Context,
@@ -15,26 +33,16 @@ export async function worktreeTeardownCommand(
 ): Promise<CommandOutcome> {
   const plan = await planWorktreeTeardown(ctx);
   if (options.dryRun) {
-    const result: VerbResult<typeof plan.data> = {
-      ok: true,
-      verb: "worktree teardown",
-      data: plan.data,
-      plan: { steps: plan.steps },
-      hints: plan.hints,
-    };
-    return { result, human: (c) => ({ stdout: renderWorktreeTeardown(result, c) }) };
+    return teardownOutcome(
+      plannedResult("worktree teardown", plan.data, plan.steps, { hints: plan.hints }),
+    );
   }
   if (plan.data.resources.length > 0) {
     await confirmOrRefuse(ctx, {
       verb: "worktree teardown",
       yes: options.yes === true,
-      planText: teardownPlanText(plan.data, colorsFor(ctx.stderrIsTTY, ctx.env)),
-      plan: plan.steps,
-      question: `Destroy these resources of ${plan.data.id}?`,
-      yesCommand: "berth worktree teardown --yes",
-      data: plan.data,
+      ...teardownConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
     });
   }
-  const result = await applyWorktreeTeardown(ctx, plan);
-  return { result, human: (c) => ({ stdout: renderWorktreeTeardown(result, c) }) };
+  return teardownOutcome(await applyWorktreeTeardown(ctx, plan));
 }

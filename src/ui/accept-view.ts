@@ -1,7 +1,7 @@
 import type { AcceptData } from "../core/landing/accept.js";
 import { NO_CHECKS_LABEL } from "../core/landing/gate.js";
 import { formatBytes } from "../io/disk-usage.js";
-import type { VerbResult } from "../result.js";
+import { appliedResult, type PlanApplyResult } from "../result.js";
 import { shortOid } from "../text.js";
 import { renderGate } from "./gate-view.js";
 import { renderRefusal } from "./refusal.js";
@@ -75,12 +75,12 @@ export function acceptPlanText(data: AcceptData, c: Colors): string {
 }
 
 export function renderAccept(
-  result: VerbResult<AcceptData>,
+  result: PlanApplyResult<AcceptData>,
   c: Colors,
 ): { stdout: string; stderr: string } {
   const data = result.data;
   if (data === null) return { stdout: "", stderr: "" };
-  if (result.steps === undefined) {
+  if (result.dryRun) {
     return {
       stdout: `${c.dim("dry run; nothing changed")}\n${acceptPlanText(data, c)}`,
       stderr: "",
@@ -89,7 +89,7 @@ export function renderAccept(
   const out: string[] = [];
   const err: string[] = [];
   if (data.gate !== null) {
-    const gate = renderGate({ ok: true, verb: "gate", data: data.gate, hints: [] }, c);
+    const gate = renderGate(appliedResult("gate", data.gate, [], []), c);
     out.push(gate.stdout.trimEnd());
     if (gate.stderr) err.push(gate.stderr.trimEnd());
   }

@@ -10,20 +10,27 @@ import type { PlanStep } from "../result.js";
  * `confirmation_required` and prints the plan, having changed nothing.
  */
 
-export interface ConfirmRequest {
-  /** The verb as typed after `berth`, e.g. "worktree drop". */
-  verb: string;
-  /** `--yes` was given. */
-  yes: boolean;
+/**
+ * What a verb's confirmation shows and refuses with, declared once per verb
+ * beside its command module and used by the CLI and the desk alike.
+ */
+export interface Confirmation {
   /** What will be kept and what destroyed, for a person (several lines). */
   planText: string;
   /** The same plan as data, for `--json`. */
   plan: PlanStep[];
   /** e.g. "Drop berth fix-login-3f2a1c?" */
   question: string;
-  /** The command that runs it without asking. */
+  /** The command that runs it without asking, quoted with shellCommand. */
   yesCommand: string;
   data?: unknown;
+}
+
+export interface ConfirmRequest extends Confirmation {
+  /** The verb as typed after `berth`, e.g. "worktree drop". */
+  verb: string;
+  /** `--yes` was given. */
+  yes: boolean;
 }
 
 export async function confirmOrRefuse(
@@ -41,10 +48,15 @@ export async function confirmOrRefuse(
   }
   const answer = await ask(ctx, input, `${request.planText.trimEnd()}\n${request.question} [y/N] `);
   if (/^\s*y(es)?\s*$/i.test(answer)) return;
-  throw new UserError("confirmation_required", "Not confirmed; nothing changed.", {
-    next: request.yesCommand,
-    plan: { steps: request.plan },
-    data: request.data,
+  throw notConfirmed(request);
+}
+
+/** The refusal of a confirmation answered No (at the terminal or in the desk). */
+export function notConfirmed(confirmation: Confirmation): UserError {
+  return new UserError("confirmation_required", "Not confirmed; nothing changed.", {
+    next: confirmation.yesCommand,
+    plan: { steps: confirmation.plan },
+    data: confirmation.data,
   });
 }
 

@@ -1,7 +1,7 @@
 import type { GateCheckReport, GateData } from "../core/landing/gate.js";
 import { NO_CHECKS_LABEL } from "../core/landing/gate.js";
 import type { CheckOutcome, GateEvent } from "../core/landing/gate-runner.js";
-import type { VerbResult } from "../result.js";
+import type { PlanApplyResult } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
@@ -12,12 +12,12 @@ import { renderTable } from "./table.js";
  * reproduces it, then what to run next.
  */
 export function renderGate(
-  result: VerbResult<GateData>,
+  result: PlanApplyResult<GateData>,
   c: Colors,
 ): { stdout: string; stderr: string } {
   const data = result.data;
   if (data === null) return { stdout: "", stderr: "" };
-  const dry = data.green === null;
+  const dry = result.dryRun;
   const out: string[] = [
     `${dry ? "would gate" : "gate"} ${c.bold(data.branch)} at ${shortOid(data.commit)} ` +
       c.dim(`(tree ${shortOid(data.tree)}, contains ${data.trunk} at ${shortOid(data.trunk_tip)})`),
@@ -53,6 +53,15 @@ export function renderGate(
     stdout: `${out.join("\n")}\n`,
     stderr: err.length === 0 ? "" : `${err.join("\n")}\n`,
   };
+}
+
+/** What a gate would run, and what it keeps and writes: the desk's confirmation text. */
+export function gatePlanText(dry: PlanApplyResult<GateData>, c: Colors): string {
+  return [
+    renderGate(dry, c).stdout.trimEnd(),
+    `  ${c.green("keeps    ")} the checkout, its branch and its files (the checks only read them)`,
+    `  ${c.yellow("writes   ")} a receipt for ${dry.data ? shortOid(dry.data.commit) : "HEAD"} when every check passes; a red gate deletes any receipt`,
+  ].join("\n");
 }
 
 function checkRow(check: GateCheckReport, c: Colors, dry: boolean): string[] {

@@ -1,7 +1,7 @@
 import type { PruneData } from "../core/lifecycle/prune-apply.js";
 import type { PruneSections } from "../core/lifecycle/prune-plan.js";
 import { type DiskUsage, formatBytes } from "../io/disk-usage.js";
-import type { VerbResult } from "../result.js";
+import type { PlanApplyResult } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
@@ -127,13 +127,12 @@ export function pruneConfirmText(
   return `${lines.join("\n")}\n`;
 }
 
-export function renderPruneResult(
-  result: VerbResult<PruneData>,
-  c: Colors,
-  dryRun: boolean,
-): string {
-  const data = result.data;
-  if (data === null) return "";
+export function renderPruneResult(result: PlanApplyResult<PruneData>, c: Colors): string {
+  return result.data === null ? "" : renderPruneData(result.data, result.dryRun, c);
+}
+
+/** The plan, then (unless it was only planned) what was done and what skipped. */
+export function renderPruneData(data: PruneData, dryRun: boolean, c: Colors): string {
   const plan = renderPrunePlan(data.sections, data.contained_included, c);
   if (dryRun) return `${plan}${c.dim("(dry run: nothing changed)")}\n`;
   const lines = [plan.trimEnd()];

@@ -1,21 +1,21 @@
 import type { StartData } from "../core/lifecycle/start.js";
-import type { VerbResult } from "../result.js";
+import type { PlanApplyResult } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 
 /** stdout carries only the path, so `cd "$(berth start x)"` works; the story goes to stderr. */
 export function renderStart(
-  result: VerbResult<StartData>,
+  result: PlanApplyResult<StartData>,
   c: Colors,
 ): { stdout: string; stderr: string } {
   const data = result.data;
   if (data === null) return { stdout: "", stderr: "" };
-  const dry = result.steps === undefined;
+  const dry = result.dryRun;
   const lines = [
     `${dry ? "would start" : "started"} ${c.bold(data.id)} on ${data.branch} from ${data.from} (${shortOid(data.from_tip)}), port ${data.port}`,
   ];
   if (dry) {
-    for (const step of result.plan?.steps ?? []) {
+    for (const step of result.plan.steps) {
       lines.push(
         `  ${step.step}${step.target ? ` ${step.target}` : ""}${step.detail ? c.dim(` (${step.detail})`) : ""}`,
       );

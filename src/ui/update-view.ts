@@ -1,18 +1,27 @@
 import type { UpdateData } from "../core/landing/update.js";
-import type { VerbResult } from "../result.js";
+import type { PlanApplyResult } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 
 const MAX_FILES_SHOWN = 20;
 
+/** What an update would merge, and what it keeps and changes: the desk's confirmation text. */
+export function updatePlanText(dry: PlanApplyResult<UpdateData>, c: Colors): string {
+  return [
+    renderUpdate(dry, c).stdout.trimEnd(),
+    `  ${c.green("keeps    ")} untracked files; a conflicted merge is aborted and the branch stays as it is`,
+    `  ${c.yellow("changes  ")} branch ${dry.data?.branch ?? "?"} (a fast-forward or a merge commit), then runs [worktree.setup].ensure`,
+  ].join("\n");
+}
+
 /** What the merge brought in (stdout), and a failed ensure's output (stderr). */
 export function renderUpdate(
-  result: VerbResult<UpdateData>,
+  result: PlanApplyResult<UpdateData>,
   c: Colors,
 ): { stdout: string; stderr: string } {
   const data = result.data;
   if (data === null) return { stdout: "", stderr: "" };
-  const dry = result.steps === undefined;
+  const dry = result.dryRun;
   const from = `${data.merged_from} (${shortOid(data.from_tip)})`;
   const out: string[] = [];
   if (data.up_to_date) {
@@ -30,7 +39,7 @@ export function renderUpdate(
     }
   }
   if (dry) {
-    for (const step of result.plan?.steps ?? []) {
+    for (const step of result.plan.steps) {
       if (step.step === "run ensure") out.push(c.dim(`would run ensure: ${step.target}`));
     }
   }

@@ -2,7 +2,7 @@ import type { WorktreeSetupData } from "../core/lifecycle/converge-setup.js";
 import type { WorktreeTeardownData } from "../core/lifecycle/destroy-resources.js";
 import { type DropData, describeReason } from "../core/lifecycle/drop.js";
 import { formatBytes } from "../io/disk-usage.js";
-import type { PlanStep, VerbResult } from "../result.js";
+import type { PlanApplyResult, PlanStep } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 
@@ -35,11 +35,10 @@ export function dropPlanText(data: DropData, c: Colors): string {
   return `${lines.join("\n")}\n`;
 }
 
-export function renderDropResult(result: VerbResult<DropData>, c: Colors): string {
+export function renderDropResult(result: PlanApplyResult<DropData>, c: Colors): string {
   const data = result.data;
   if (data === null) return "";
-  if (result.steps === undefined)
-    return `${c.dim("dry run; nothing changed")}\n${dropPlanText(data, c)}`;
+  if (result.dryRun) return `${c.dim("dry run; nothing changed")}\n${dropPlanText(data, c)}`;
   const lines = [`dropped ${c.bold(data.id)}`];
   if (data.resources_destroyed.length > 0) {
     lines.push(`  destroyed resources ${data.resources_destroyed.join(", ")}`);
@@ -51,11 +50,11 @@ export function renderDropResult(result: VerbResult<DropData>, c: Colors): strin
   return `${lines.join("\n")}\n`;
 }
 
-export function renderWorktreeSetup(result: VerbResult<WorktreeSetupData>, c: Colors): string {
+export function renderWorktreeSetup(result: PlanApplyResult<WorktreeSetupData>, c: Colors): string {
   const data = result.data;
   if (data === null) return "";
-  if (result.steps === undefined)
-    return `${c.dim("dry run; nothing changed")}\n${planLines(result.plan?.steps ?? [], c)}`;
+  if (result.dryRun)
+    return `${c.dim("dry run; nothing changed")}\n${planLines(result.plan.steps, c)}`;
   const lines = [`set up ${c.bold(data.id)}`];
   if (data.created.length > 0) lines.push(`  created resources ${data.created.join(", ")}`);
   if (data.ensured.length > 0) lines.push(`  ensured resources ${data.ensured.join(", ")}`);
@@ -69,12 +68,12 @@ export function teardownPlanText(data: WorktreeTeardownData, c: Colors): string 
 }
 
 export function renderWorktreeTeardown(
-  result: VerbResult<WorktreeTeardownData>,
+  result: PlanApplyResult<WorktreeTeardownData>,
   c: Colors,
 ): string {
   const data = result.data;
   if (data === null) return "";
-  if (result.steps === undefined) {
+  if (result.dryRun) {
     return data.resources.length === 0
       ? `${c.dim("dry run; nothing is recorded to destroy")}\n`
       : `${c.dim("dry run; nothing changed")}\n${teardownPlanText(data, c)}`;

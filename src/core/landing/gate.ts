@@ -9,7 +9,13 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { perBerthDir } from "../../io/paths.js";
 import type { ReadyMarker } from "../../io/ready-marker.js";
 import { deleteReceipt, type Receipt, receiptPath, writeReceipt } from "../../io/receipt-file.js";
-import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import {
+  appliedResult,
+  type PlanApplyResult,
+  type PlanStep,
+  plannedResult,
+  type StepOutcome,
+} from "../../result.js";
 import { shellQuote, shortOid } from "../../text.js";
 import { commandEnv } from "../berth/env.js";
 import {
@@ -113,33 +119,22 @@ export interface GateOptions {
 export async function runGate(
   ctx: Context,
   options: GateOptions = {},
-): Promise<VerbResult<GateData>> {
+): Promise<PlanApplyResult<GateData>> {
   const repo = await openRepository(ctx);
   const plan = await planGate(repo, currentCheckout(repo, "gate"));
   const planSteps = gatePlanSteps(plan);
   const hints = plan.checks.length === 0 ? [noChecksHint()] : [];
   if (options.dryRun) {
-    return {
-      ok: true,
-      verb: "gate",
-      data: gateData(plan, null, null),
-      plan: { steps: planSteps },
-      hints,
-    };
+    return plannedResult("gate", gateData(plan, null, null), planSteps, { hints });
   }
   ctx.journal.begin({ branch: plan.branch, path: plan.path });
   const applied = await applyGate(ctx, repo, plan, options);
   const data = gateData(plan, applied.runs, applied);
   const error = gateError(plan, applied, data.failures);
-  return {
-    ok: error === null,
-    verb: "gate",
-    data,
-    plan: { steps: planSteps },
-    steps: gateSteps(applied),
+  return appliedResult("gate", data, planSteps, gateSteps(applied), {
     hints,
-    ...(error === null ? {} : { error }),
-  };
+    error: error ?? undefined,
+  });
 }
 
 /** Reads only. Refuses a detached or unborn HEAD, a dirty tree, and a branch behind the trunk. */

@@ -12,7 +12,14 @@ import type { RefEntry } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { writeReadyMarker } from "../../io/ready-marker.js";
-import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import {
+  appliedResult,
+  type PlanApplyResult,
+  type PlanStep,
+  plannedResult,
+  type ResultError,
+  type StepOutcome,
+} from "../../result.js";
 import { shortOid } from "../../text.js";
 import { lastLines } from "../berth/project-command.js";
 import { runCommandsInOrder } from "../berth/setup-steps.js";
@@ -70,7 +77,7 @@ export interface UpdateData {
 export async function runUpdate(
   ctx: Context,
   options: UpdateOptions = {},
-): Promise<VerbResult<UpdateData>> {
+): Promise<PlanApplyResult<UpdateData>> {
   const repo = await openRepository(ctx);
   const location = currentCheckout(repo, "update");
   const { path } = location;
@@ -130,7 +137,7 @@ export async function runUpdate(
   };
   if (options.dryRun) {
     data.files = upToDate ? [] : await changedPathsSinceFork(path, headBefore, source.commit);
-    return { ok: true, verb: "update", data, plan: { steps: planSteps }, hints: [] };
+    return plannedResult("update", data, planSteps);
   }
 
   ctx.journal.begin({ branch, path });
@@ -162,23 +169,13 @@ export async function runUpdate(
     });
   }
   const failed = data.ensure.find((run) => !run.ok);
-  const result: VerbResult<UpdateData> = {
-    ok: failed === undefined,
-    verb: "update",
-    data,
-    plan: { steps: planSteps },
-    steps,
-    hints: [],
+  const what = upToDate ? `${branch} was already up to date` : `merged ${source.name}`;
+  const error: ResultError | undefined = failed && {
+    code: "partial",
+    message: `${what}, then the [worktree.setup].ensure command \`${failed.command}\` failed (exit ${failed.exit_code ?? "by signal"}).`,
+    next: "berth worktree setup",
   };
-  if (failed) {
-    const what = upToDate ? `${branch} was already up to date` : `merged ${source.name}`;
-    result.error = {
-      code: "partial",
-      message: `${what}, then the [worktree.setup].ensure command \`${failed.command}\` failed (exit ${failed.exit_code ?? "by signal"}).`,
-      next: "berth worktree setup",
-    };
-  }
-  return result;
+  return appliedResult("update", data, planSteps, steps, { error });
 }
 
 async function chooseSource(

@@ -1,7 +1,13 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { withFleetLock } from "../../io/lock.js";
-import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import {
+  appliedResult,
+  type PlanApplyResult,
+  type PlanStep,
+  plannedResult,
+  type StepOutcome,
+} from "../../result.js";
 import { describeFailure, ensureResources, readOwnedEntries } from "../berth/resources.js";
 import { describeSetupFailure, runSetupEnsure } from "../berth/setup-steps.js";
 import { readCurrentBerth } from "../repo/current-berth.js";
@@ -29,7 +35,7 @@ export interface WorktreeSetupData {
 export async function setupWorktree(
   ctx: Context,
   options: { dryRun: boolean },
-): Promise<VerbResult<WorktreeSetupData>> {
+): Promise<PlanApplyResult<WorktreeSetupData>> {
   const repo = await openRepository(ctx);
   const { owner } = await readCurrentBerth(repo, "worktree setup");
   const { entries } = await readOwnedEntries(repo, owner.adminKey, owner.id);
@@ -56,18 +62,10 @@ export async function setupWorktree(
     ensured: [],
     setup_ensure: [],
   };
-  const result: VerbResult<WorktreeSetupData> = {
-    ok: true,
-    verb: "worktree setup",
-    data,
-    plan: { steps: plan },
-    hints: [],
-  };
-  if (options.dryRun) return result;
+  if (options.dryRun) return plannedResult("worktree setup", data, plan);
 
   ctx.journal.begin({ branch: owner.branch, path: owner.path });
   const steps: StepOutcome[] = [];
-  result.steps = steps;
   const resources = await withFleetLock(repo.location.commonDir, "worktree setup", () =>
     ensureResources(repo, ctx, owner),
   );
@@ -77,7 +75,7 @@ export async function setupWorktree(
     steps.push({ step: "create resource", target: name, outcome: "done" });
   for (const name of resources.ensured)
     steps.push({ step: "ensure resource", target: name, outcome: "done" });
-  result.hints.push(...resources.warnings);
+  const hints = [...resources.warnings];
   if (resources.failure) {
     throw new UserError(
       "precondition_failed",
@@ -105,5 +103,5 @@ export async function setupWorktree(
       },
     );
   }
-  return result;
+  return appliedResult("worktree setup", data, plan, steps, { hints });
 }

@@ -1,7 +1,12 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { withFleetLock } from "../../io/lock.js";
-import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import {
+  appliedResult,
+  type PlanApplyResult,
+  type PlanStep,
+  type StepOutcome,
+} from "../../result.js";
 import {
   describeFailure,
   destroyLedgerEntries,
@@ -51,23 +56,15 @@ export async function planWorktreeTeardown(ctx: Context): Promise<WorktreeTeardo
 export async function applyWorktreeTeardown(
   ctx: Context,
   plan: WorktreeTeardownPlan,
-): Promise<VerbResult<WorktreeTeardownData>> {
+): Promise<PlanApplyResult<WorktreeTeardownData>> {
   const { repo, owner, data } = plan;
-  const result: VerbResult<WorktreeTeardownData> = {
-    ok: true,
-    verb: "worktree teardown",
-    data,
-    plan: { steps: plan.steps },
-    hints: [...plan.hints],
-  };
   if (data.resources.length === 0) {
-    result.steps = [];
-    result.hints.push("no resources are recorded for this berth; nothing to destroy");
-    return result;
+    return appliedResult("worktree teardown", data, plan.steps, [], {
+      hints: [...plan.hints, "no resources are recorded for this berth; nothing to destroy"],
+    });
   }
   ctx.journal.begin({ branch: owner.branch, path: owner.path });
   const steps: StepOutcome[] = [];
-  result.steps = steps;
   await withFleetLock(repo.location.commonDir, "worktree teardown", async () => {
     // Only what the plan listed, as the ledger records it now.
     const planned = new Set(data.resources);
@@ -110,8 +107,10 @@ export async function applyWorktreeTeardown(
       );
     }
   });
-  result.hints.push(
-    "the checkout and branch are kept; berth worktree setup creates the resources again",
-  );
-  return result;
+  return appliedResult("worktree teardown", data, plan.steps, steps, {
+    hints: [
+      ...plan.hints,
+      "the checkout and branch are kept; berth worktree setup creates the resources again",
+    ],
+  });
 }

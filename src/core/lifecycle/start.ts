@@ -9,7 +9,13 @@ import { pathExistsOrBroken } from "../../io/fs.js";
 import { withFleetLock } from "../../io/lock.js";
 import { adminDirFor, worktreeRootFor } from "../../io/paths.js";
 import { readReadyMarker, writeReadyMarker } from "../../io/ready-marker.js";
-import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
+import {
+  appliedResult,
+  type PlanApplyResult,
+  type PlanStep,
+  plannedResult,
+  type StepOutcome,
+} from "../../result.js";
 import { VERSION } from "../../version.js";
 import type { BerthFacts } from "../berth/env.js";
 import { writeEnvFiles } from "../berth/env-files.js";
@@ -48,7 +54,7 @@ const MAX_ID_ATTEMPTS = 32;
 export async function startBerth(
   ctx: Context,
   options: StartOptions,
-): Promise<VerbResult<StartData>> {
+): Promise<PlanApplyResult<StartData>> {
   const repo = await openRepository(ctx);
   const cwd = repo.location.cwd;
   if (!(await hasCommits(cwd))) {
@@ -72,13 +78,7 @@ export async function startBerth(
     mintFreeId(repo, taken, options.name, random),
   );
   if (options.dryRun) {
-    return {
-      ok: true,
-      verb: "start",
-      data: identity.data,
-      plan: { steps: identity.plan },
-      hints: identity.hints,
-    };
+    return plannedResult("start", identity.data, identity.plan, { hints: identity.hints });
   }
 
   const commonDir = repo.location.commonDir;
@@ -130,7 +130,7 @@ export async function startBerth(
     }
     throw error;
   }
-  return { ok: true, verb: "start", data, plan: { steps: plan }, steps: run.steps, hints };
+  return appliedResult("start", data, plan, run.steps, { hints });
 }
 
 interface Identity {

@@ -5,7 +5,7 @@ import { UserError } from "../../errors.js";
 import { listRefs } from "../../git/refs.js";
 import { renderStarterConfig } from "../../io/config-template.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
-import type { VerbResult } from "../../result.js";
+import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
 import { openRepository } from "./repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
 
@@ -18,7 +18,7 @@ export interface InitData {
 export async function initConfig(
   ctx: Context,
   options: { dryRun?: boolean },
-): Promise<VerbResult<InitData>> {
+): Promise<PlanApplyResult<InitData>> {
   const repo = await openRepository(ctx);
   const path = join(repo.mainPath, "berth.toml");
   if (pathExistsOrBroken(path)) {
@@ -32,18 +32,15 @@ export async function initConfig(
   }
   const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
   const trunkName = trunk.name ?? "main";
-  const plan = {
-    steps: [{ step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` }],
-  };
-  if (options.dryRun)
-    return { ok: true, verb: "init", data: { path, trunk: trunkName }, plan, hints: [] };
+  const data: InitData = { path, trunk: trunkName };
+  const plan = [{ step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` }];
+  if (options.dryRun) return plannedResult("init", data, plan);
   await writeFile(path, renderStarterConfig(trunkName), { flag: "wx" });
-  return {
-    ok: true,
-    verb: "init",
-    data: { path, trunk: trunkName },
+  return appliedResult(
+    "init",
+    data,
     plan,
-    steps: [{ step: "write berth.toml", target: path, outcome: "done" }],
-    hints: ["berth.toml is yours to commit; berth never commits anything itself"],
-  };
+    [{ step: "write berth.toml", target: path, outcome: "done" }],
+    { hints: ["berth.toml is yours to commit; berth never commits anything itself"] },
+  );
 }

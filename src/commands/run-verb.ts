@@ -1,0 +1,80 @@
+import type { Context } from "../context.js";
+import { UserError } from "../errors.js";
+import { failureResult } from "../result.js";
+import { renderFailure } from "../ui/failure.js";
+import type { Colors } from "../ui/style.js";
+import type { CommandOutcome } from "./outcome.js";
+
+/**
+ * The one way a verb runs, for the CLI and for the desk alike: its logbook
+ * invocation (begin and finish), the run itself, and a thrown refusal or
+ * failure turned into a result and its human text. The caller prints the
+ * outcome (cli.ts, as `--json` or for a person, then exits) or shows it (the
+ * desk's result pane).
+ */
+
+/**
+ * Verbs that change something: each writes a begin and a finish event to the
+ * logbook (unless `--dry-run`, which changes nothing). Keyed by the verb name
+ * as typed after `berth`; pure observers (status, logbook) are never listed.
+ */
+const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
+  "init",
+  "start",
+  "gate",
+  "update",
+  "accept",
+  "await",
+  "worktree setup",
+  "worktree teardown",
+  "worktree drop",
+  "worktree prune",
+]);
+
+export async function runVerb(
+  verb: string,
+  ctx: Context,
+  options: { dryRun?: boolean },
+  run: (ctx: Context) => Promise<CommandOutcome>,
+): Promise<CommandOutcome> {
+  const journal =
+    EFFECTFUL_VERBS.has(verb) && options.dryRun !== true
+      ? (await import("../core/logbook/journal.js")).createJournal(ctx, verb)
+      : null;
+  if (journal) ctx.journal = journal;
+  let outcome: CommandOutcome;
+  let thrown: unknown;
+  try {
+    outcome = await run(ctx);
+  } catch (error) {
+    thrown = error;
+    outcome = failureOutcome(verb, error, ctx);
+  }
+  await journal?.finish(outcome.result, thrown);
+  return outcome;
+}
+
+/** A thrown refusal or failure: its result, and the refusal a person reads on stderr. */
+export function failureOutcome(verb: string, error: unknown, ctx: Context): CommandOutcome {
+  const result = failureResult(verb, error);
+  if (error instanceof UserError && ctx.debug && error.stack) {
+    ctx.stderr.write(`${error.stack}\n`);
+  }
+  const resultError = result.error as NonNullable<typeof result.error>;
+  return {
+    result,
+    human: (colors, stderrColors = colors) => ({
+      stderr: renderFailure(verb, error, resultError, ctx.debug, stderrColors),
+    }),
+  };
+}
+
+/** What an outcome prints for a person: stdout, and stderr with the hints at its end. */
+export function humanOutput(
+  outcome: CommandOutcome,
+  colors: { stdout: Colors; stderr: Colors },
+): { stdout: string; stderr: string } {
+  const human = outcome.human(colors.stdout, colors.stderr);
+  const hints = outcome.result.hints.map((hint) => `hint: ${hint}\n`).join("");
+  return { stdout: human.stdout ?? "", stderr: `${human.stderr ?? ""}${hints}` };
+}
