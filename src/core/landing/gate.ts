@@ -18,6 +18,7 @@ import {
   currentCheckout,
   readBranchHead,
   readCheckoutMarker,
+  refuseOperationInProgress,
   requireTrunk,
 } from "../repo/checkout.js";
 import { openRepository, type Repository } from "../repo/repository.js";
@@ -145,6 +146,7 @@ export async function runGate(
 /** Reads only. Refuses a detached or unborn HEAD, a dirty tree, and a branch behind the trunk. */
 export async function planGate(repo: Repository, target: CheckoutLocation): Promise<GatePlan> {
   const { path, adminDir } = target;
+  refuseOperationInProgress(target, "gate", "a gate on a half-done operation proves nothing");
   const [head, status, refs] = await Promise.all([
     readBranchHead(path, "gate", "a receipt belongs to a branch tip"),
     readWorktreeStatus(path),
