@@ -14,6 +14,7 @@ import type { VerbResult } from "../../result.js";
 import { nearestLiveContainer } from "../fleet/containment.js";
 import { readReceiptView } from "../fleet/receipt-state.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
+import { type GateDefinition, gateDefinitionOf } from "../landing/gate-definition.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository } from "../repo/repository.js";
 
@@ -161,6 +162,7 @@ export async function runAwait(
     trunk.name,
     trunk.tip,
     target,
+    gateDefinitionOf(repo.config.gate),
   );
   if (request.condition === "green" && target !== null && target.worktree === null) {
     // No checkout, no receipt: only a landing that already happened can answer now.
@@ -362,6 +364,7 @@ class ConditionProbe {
     trunkName: string,
     private readonly trunkTipAtStart: string | null,
     private readonly target: AwaitTarget | null,
+    private readonly gate: GateDefinition,
   ) {
     this.trunkRef = `refs/heads/${trunkName}`;
     this.branchRef = target === null ? null : `refs/heads/${target.branch}`;
@@ -420,12 +423,16 @@ class ConditionProbe {
     if (branchTip === null || !existsSync(receiptPath(adminDir))) return notMet;
     // THE receipt inspection, for the branch's tip now and the checkout's tree now.
     const status = await readWorktreeStatus(worktree.entry.path).catch(() => null);
-    const view = await readReceiptView(this.cwd, {
-      ...worktree,
-      entry: { ...worktree.entry, head: branchTip },
-      status,
-      readable: status !== null,
-    });
+    const view = await readReceiptView(
+      this.cwd,
+      {
+        ...worktree,
+        entry: { ...worktree.entry, head: branchTip },
+        status,
+        readable: status !== null,
+      },
+      this.gate,
+    );
     this.dependsOnWorkingTree = view.state === "dirty";
     return view.state === "honored" ? { ...notMet, met: true, metBy: "receipt" } : notMet;
   }

@@ -1,6 +1,7 @@
 import type { Context } from "../../context.js";
 import type { VerbResult } from "../../result.js";
 import { portFor } from "../berth/identity.js";
+import { gateDefinitionOf } from "../landing/gate-definition.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { type FleetActivity, readFleetActivity } from "./activity.js";
@@ -79,7 +80,7 @@ export async function readStatus(
   const inScope = survey.worktrees.filter((w) => scope === "fleet" || w.isCurrent);
   // Files only (logbook, reflogs, admin dirs) plus one cat-file for receipt trees; nothing written.
   const [receipts, activity] = await Promise.all([
-    readReceiptViews(repo.location.cwd, inScope),
+    readReceiptViews(repo.location.cwd, inScope, gateDefinitionOf(repo.config.gate)),
     readFleetActivity(repo, inScope, ctx.now()),
   ]);
   // The one containment module; in memory over the survey, no git process.
