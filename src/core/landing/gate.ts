@@ -147,7 +147,7 @@ export async function runGate(
   };
 }
 
-/** Reads only. Refuses a detached or unborn HEAD, a dirty tree, and a branch behind the trunk. */
+/** Reads only. Refuses an operation in progress, a detached or unborn HEAD, a dirty tree, and a branch behind the trunk. */
 export async function planGate(repo: Repository, target: CheckoutLocation): Promise<GatePlan> {
   const { path, adminDir } = target;
   refuseOperationInProgress(target, "gate", "a gate on a half-done operation proves nothing");
