@@ -59,7 +59,7 @@ describe("berth gate", () => {
     expect(result.data?.receipt.decision).toBe("written");
     const written = JSON.parse(readFileSync(receiptFile, "utf8"));
     expect(written).toMatchObject({
-      version: 1,
+      version: 2,
       commit: repo.git(["rev-parse", "HEAD"], path),
       tree: repo.git(["rev-parse", "HEAD^{tree}"], path),
       branch: repo.git(["symbolic-ref", "--short", "HEAD"], path),
@@ -78,9 +78,12 @@ describe("berth gate", () => {
       "branch",
       "trunk",
       "trunk_tip",
+      "gate_digest",
       "checks",
       "created_at",
     ]);
+    expect(written.gate_digest).toBe(result.data?.gate_digest);
+    expect(written.gate_digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     const row = await receiptRow(path);
     expect(row?.receipt).toBe("honored");
     expect(row?.receipt_checks).toBe(2);

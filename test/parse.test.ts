@@ -53,6 +53,24 @@ describe("parseStatusPorcelainV2", () => {
     expect(summary.paths).toEqual(["src/a file.ts", "new.ts", "both.ts", "notes.txt"]);
   });
 
+  it("counts a submodule with changes inside as a tracked change, one with only untracked files inside as untracked", () => {
+    const gitlink =
+      "160000 160000 160000 eda642ddd7491b091a35005c7fcc9c0c1f82a003 eda642ddd7491b091a35005c7fcc9c0c1f82a003";
+    const out = [
+      `1 .M S.M. ${gitlink} lib`,
+      `1 .M S..U ${gitlink} vendor/other`,
+      `1 .M SC.. ${gitlink} moved`,
+      "? notes.txt",
+      "",
+    ].join("\0");
+    expect(parseStatusPorcelainV2(out)).toEqual({
+      changedFiles: 4,
+      untrackedFiles: 2,
+      trackedChanges: 2,
+      paths: ["lib", "moved", "vendor/other", "notes.txt"],
+    });
+  });
+
   it("reports a clean tree as zero", () => {
     expect(parseStatusPorcelainV2("").changedFiles).toBe(0);
   });

@@ -35,3 +35,8 @@ export async function isAncestor(
   });
   return result.exitCode === 0;
 }
+
+/** The best common ancestor of two commits, or null when their histories are unrelated. */
+export function mergeBase(cwd: string, a: string, b: string): Promise<string | null> {
+  return octopusBase(cwd, [a, b]);
+}

@@ -31,6 +31,20 @@ export async function mergeCommit(
   };
 }
 
+/**
+ * The tree merging `theirs` into `ours` would leave in the checkout, conflicted
+ * files as git would write them (`git merge-tree --write-tree`, git 2.38+, the
+ * same merge machinery as `git merge`). No checkout, index or ref is touched;
+ * git only adds unreachable objects. Refuses unrelated histories, as `git
+ * merge` does.
+ */
+export async function mergedTree(cwd: string, ours: string, theirs: string): Promise<string> {
+  const args = ["merge-tree", "--write-tree", "--no-messages", "--end-of-options", ours, theirs];
+  // Exit 1 is a merge with conflicts: its tree still comes first.
+  const { stdout } = await runGit(args, { cwd, okCodes: [1] });
+  return stdout.split("\n")[0]?.trim() ?? "";
+}
+
 /** Paths left unmerged by a conflicted merge. */
 export async function listConflictedPaths(cwd: string): Promise<string[]> {
   const { stdout } = await runGit(["diff", "--name-only", "--diff-filter=U", "-z"], { cwd });

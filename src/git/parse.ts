@@ -109,32 +109,38 @@ export interface StatusSummary {
   paths: string[];
 }
 
-/** `git status --porcelain=v2 -z`; renamed entries carry one extra NUL-separated field. */
+/**
+ * `git status --porcelain=v2 -z`; renamed entries carry one extra NUL-separated
+ * field. A submodule with changes inside is one entry at its path: a tracked
+ * change, unless all it has is untracked files (then it counts as untracked).
+ */
 export function parseStatusPorcelainV2(output: string): StatusSummary {
   const fields = output.split("\0");
-  const summary: StatusSummary = {
-    changedFiles: 0,
-    untrackedFiles: 0,
-    trackedChanges: 0,
-    paths: [],
-  };
+  const tracked: string[] = [];
+  const untracked: string[] = [];
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i] ?? "";
     if (field === "" || field.startsWith("#")) continue;
     const kind = field[0];
     if (kind === "?") {
-      summary.untrackedFiles++;
-      summary.changedFiles++;
-      summary.paths.push(field.slice(2));
+      untracked.push(field.slice(2));
     } else if (kind === "1" || kind === "2" || kind === "u") {
       const columns = kind === "1" ? 8 : kind === "2" ? 9 : 10;
-      summary.trackedChanges++;
-      summary.changedFiles++;
-      summary.paths.push(field.split(" ").slice(columns).join(" "));
+      const parts = field.split(" ");
+      const path = parts.slice(columns).join(" ");
+      // A submodule whose only change is untracked files inside it ("S..U").
+      if (kind === "1" && parts[1] === ".M" && parts[2] === "S..U") untracked.push(path);
+      else tracked.push(path);
       if (kind === "2") i++; // the rename's original path
     }
   }
-  return summary;
+  return {
+    changedFiles: tracked.length + untracked.length,
+    untrackedFiles: untracked.length,
+    trackedChanges: tracked.length,
+    // Tracked entries first, as git lists them.
+    paths: [...tracked, ...untracked],
+  };
 }
 
 export interface CommitSubject {

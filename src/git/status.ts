@@ -8,12 +8,16 @@ const STATUS_ARGS = [
   "--porcelain=v2",
   "-z",
   "--untracked-files=normal",
-  "--ignore-submodules=dirty",
+  // Changes inside a submodule are changes (spec section 7), whatever
+  // `submodule.<name>.ignore` or `diff.ignoreSubmodules` say; git recurses
+  // into populated submodules itself, so this costs no process of berth's.
+  "--ignore-submodules=none",
 ] as const;
 
 /**
- * One worktree's changes. Read-only: with GIT_OPTIONAL_LOCKS=0 git neither
- * takes the index lock nor refreshes the index on disk.
+ * One worktree's changes, submodules' included. Read-only: with
+ * GIT_OPTIONAL_LOCKS=0 git neither takes the index lock nor refreshes the
+ * index on disk.
  */
 export async function readWorktreeStatus(path: string): Promise<StatusSummary> {
   const { stdout } = await runGit(STATUS_ARGS, { cwd: path });

@@ -18,30 +18,53 @@ export interface ReceiptCheck {
   duration_ms: number;
 }
 
+/** Written by this berth: version 2 records the gate definition it proved. */
 export interface Receipt {
-  version: 1;
+  version: 2;
   commit: string;
   tree: string;
   branch: string;
   trunk: string;
   trunk_tip: string;
+  /** Digest of the gate definition that ran (src/core/landing/gate-definition.ts). */
+  gate_digest: string;
   /** Empty when no checks are declared: the receipt then proves a clean tree and nothing more. */
   checks: ReceiptCheck[];
   created_at: string;
 }
 
-const ReceiptSchema = v.object({
-  version: v.literal(1),
+/**
+ * A receipt as read. A version-1 receipt (written before receipts recorded
+ * their gate) reads with `gate_digest: null`: it is shown, and never honored.
+ */
+export type StoredReceipt = Receipt | (Omit<Receipt, "version" | "gate_digest"> & LegacyFields);
+
+interface LegacyFields {
+  version: 1;
+  gate_digest: null;
+}
+
+const CheckSchema = v.object({
+  name: v.string(),
+  command: v.string(),
+  ok: v.boolean(),
+  duration_ms: v.number(),
+});
+
+const COMMON_FIELDS = {
   commit: v.string(),
   tree: v.string(),
   branch: v.string(),
   trunk: v.string(),
   trunk_tip: v.string(),
-  checks: v.array(
-    v.object({ name: v.string(), command: v.string(), ok: v.boolean(), duration_ms: v.number() }),
-  ),
+  checks: v.array(CheckSchema),
   created_at: v.string(),
-});
+};
+
+const ReceiptSchema = v.variant("version", [
+  v.object({ version: v.literal(2), gate_digest: v.string(), ...COMMON_FIELDS }),
+  v.object({ version: v.literal(1), ...COMMON_FIELDS }),
+]);
 
 /** `<per-berth>/receipt.json` for the worktree whose git admin dir is `adminDir`. */
 export function receiptPath(adminDir: string): string {
@@ -67,14 +90,15 @@ export async function writeReceipt(adminDir: string, receipt: Receipt): Promise<
 
 /**
  * The receipt, or null when there is none. A file that is unreadable, not
- * JSON, or not a version-1 receipt reads as none: it proves nothing.
+ * JSON, or not a version-1 or version-2 receipt with every field reads as
+ * none: it proves nothing.
  */
-export async function readReceipt(adminDir: string): Promise<Receipt | null> {
+export async function readReceipt(adminDir: string): Promise<StoredReceipt | null> {
   return readReceiptSync(adminDir);
 }
 
 /** Synchronous: status reads one per worktree (see readJsonFileSync). */
-export function readReceiptSync(adminDir: string): Receipt | null {
+export function readReceiptSync(adminDir: string): StoredReceipt | null {
   let raw: unknown;
   try {
     raw = readJsonFileSync(receiptPath(adminDir));
@@ -82,7 +106,9 @@ export function readReceiptSync(adminDir: string): Receipt | null {
     return null;
   }
   const parsed = v.safeParse(ReceiptSchema, raw);
-  return parsed.success ? parsed.output : null;
+  if (!parsed.success) return null;
+  const receipt = parsed.output;
+  return receipt.version === 2 ? receipt : { ...receipt, gate_digest: null };
 }
 
 /** Removes the receipt; true when there was a file to remove. */

@@ -66,9 +66,10 @@ function stateLabel(row: StatusRow, c: Colors): string {
   }
 }
 
-/** A receipt with no checks proves only a clean tree; it always says so. */
+/** A receipt with no checks proves only a clean tree; it always says so (a stale one proves nothing). */
 function receiptLabel(row: StatusRow, c: Colors): string {
-  const label = row.receipt_checks === 0 ? `${row.receipt} (no checks declared)` : row.receipt;
+  const noChecks = row.receipt_checks === 0 && row.receipt !== "stale";
+  const label = noChecks ? `${row.receipt} (no checks declared)` : row.receipt;
   return row.receipt === "honored" ? c.green(label) : c.dim(label);
 }
 

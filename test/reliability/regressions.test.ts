@@ -35,7 +35,8 @@ describe("state files that are folders", () => {
     writeFileSync(join(receiptPath(adminDir), "inside"), "x");
     expect(await deleteReceipt(adminDir)).toBe(false);
     const receipt = {
-      version: 1 as const,
+      version: 2 as const,
+      gate_digest: "sha256:0",
       commit: "c",
       tree: "t",
       branch: "b",

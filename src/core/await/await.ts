@@ -3,6 +3,7 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import type { VerbResult } from "../../result.js";
 import { readFleet } from "../fleet/reading.js";
+import { gateDefinitionOf } from "../landing/gate-definition.js";
 import { openRepository } from "../repo/repository.js";
 import { ConditionProbe, type MetBy, type Observation } from "./probe.js";
 import { type AwaitCondition, type AwaitOptions, parseAwaitRequest } from "./request.js";
@@ -83,6 +84,7 @@ export async function runAwait(
     trunk.name,
     trunk.tip,
     target,
+    gateDefinitionOf(repo.config.gate),
   );
   if (request.condition === "green" && target !== null && target.worktree === null) {
     // No checkout, no receipt: only a landing that already happened can answer now.

@@ -9,6 +9,7 @@ import { fileFingerprint, type WatchedFolder } from "../../io/watch.js";
 import { readReceiptView } from "../fleet/receipt-state.js";
 import { refFiles, refWatchFolders } from "../fleet/ref-watch.js";
 import { landedQuestion } from "../fleet/survey.js";
+import type { GateDefinition } from "../landing/gate-definition.js";
 import type { AwaitCondition } from "./request.js";
 import type { AwaitTarget } from "./target.js";
 import type { Probe } from "./wait.js";
@@ -72,6 +73,7 @@ export class ConditionProbe implements Probe<Observation> {
     private readonly trunkName: string,
     private readonly trunkTipAtStart: string | null,
     private readonly target: AwaitTarget | null,
+    private readonly gate: GateDefinition,
   ) {
     this.trunkRef = `refs/heads/${trunkName}`;
     this.branchRef = target === null ? null : `refs/heads/${target.branch}`;
@@ -127,12 +129,16 @@ export class ConditionProbe implements Probe<Observation> {
     if (branchTip === null || !existsSync(receiptPath(adminDir))) return notMet;
     // THE receipt inspection, for the branch's tip now and the checkout's tree now.
     const status = await readWorktreeStatus(worktree.entry.path).catch(() => null);
-    const view = await readReceiptView(this.cwd, {
-      ...worktree,
-      entry: { ...worktree.entry, head: branchTip },
-      status,
-      readable: status !== null,
-    });
+    const view = await readReceiptView(
+      this.cwd,
+      {
+        ...worktree,
+        entry: { ...worktree.entry, head: branchTip },
+        status,
+        readable: status !== null,
+      },
+      this.gate,
+    );
     this.dependsOnWorkingTree = view.state === "dirty";
     return view.state === "honored" ? { ...notMet, met: true, metBy: "receipt" } : notMet;
   }

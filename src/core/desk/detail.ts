@@ -3,7 +3,7 @@ import { listCommitsNotIn } from "../../git/commits.js";
 import type { CommitSubject } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { readGitFile } from "../../io/admin-dirs.js";
-import { type Receipt, readReceipt } from "../../io/receipt-file.js";
+import { readReceipt, type StoredReceipt } from "../../io/receipt-file.js";
 import type { DeskItem } from "./model.js";
 
 /**
@@ -23,7 +23,7 @@ export interface DeskDetail {
   files: string[] | null;
   fileCount: number | null;
   /** The gate receipt as recorded; null when there is none (or no checkout). */
-  receipt: Receipt | null;
+  receipt: StoredReceipt | null;
 }
 
 /**
@@ -59,7 +59,7 @@ export async function readDeskDetail(
 }
 
 /** The receipt in the checkout's admin dir, found through its `.git` file (no process). */
-async function readReceiptOf(checkoutPath: string): Promise<Receipt | null> {
+async function readReceiptOf(checkoutPath: string): Promise<StoredReceipt | null> {
   const gitdir = await readGitFile(checkoutPath);
   return gitdir === null ? null : readReceipt(resolve(checkoutPath, gitdir));
 }

@@ -1,3 +1,4 @@
+import { gateDefinitionOf } from "../landing/gate-definition.js";
 import type { Repository } from "../repo/repository.js";
 import { type FleetActivity, readFleetActivity } from "./activity.js";
 import { classifyContainment, type FleetContainment } from "./containment.js";
@@ -69,7 +70,7 @@ export async function readFleet(
   // Files only (logbook, reflogs, admin dirs) plus one cat-file for receipt trees; nothing written.
   const [receipts, activity] = await Promise.all([
     options.receipts === true
-      ? readReceiptViews(repo.location.cwd, inScope)
+      ? readReceiptViews(repo.location.cwd, inScope, gateDefinitionOf(repo.config.gate))
       : new Map<string, ReceiptView>(),
     readFleetActivity(repo, inScope, now),
   ]);

@@ -34,6 +34,7 @@ import {
   NO_CHECKS_LABEL,
   planGate,
 } from "./gate.js";
+import { gateDefinitionOf } from "./gate-definition.js";
 import {
   type FollowBlocker,
   followBlocker,
@@ -326,7 +327,8 @@ async function planLand(pc: PlanContext, subject: LandSubject): Promise<AcceptPl
     if (blocker !== null) throw followRefusal(main, trunk.name, blocker, target.id);
   }
 
-  const receipt = await readReceiptView(repo.location.cwd, { ...w, status, readable: true });
+  const gate = gateDefinitionOf(repo.config.gate);
+  const receipt = await readReceiptView(repo.location.cwd, { ...w, status, readable: true }, gate);
   const honored = receipt.state === "honored" && receipt.receipt !== null;
   const checks = honored ? (receipt.receipt?.checks.length ?? 0) : repo.config.gate.checks.length;
   const [commits, resources, ignored] = await Promise.all([

@@ -24,15 +24,16 @@ import {
   currentCheckout,
   readBranchHead,
   readCheckoutMarker,
+  refuseOperationInProgress,
   requireTrunk,
 } from "../repo/checkout.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "../repo/trunk.js";
+import { gateDefinitionOf } from "./gate-definition.js";
 import {
   type CheckOutcome,
   type CheckRun,
   type GateEvent,
-  orderChecks,
   type PlannedCheck,
   runChecks,
 } from "./gate-runner.js";
@@ -60,6 +61,8 @@ export interface GatePlan {
   marker: ReadyMarker | null;
   /** In dependency order, with their effective timeouts. */
   checks: PlannedCheck[];
+  /** What the receipt records: the receipt proves this gate definition and no other. */
+  gateDigest: string;
   failFast: boolean;
 }
 
@@ -97,6 +100,8 @@ export interface GateData {
   tree: string;
   trunk: string;
   trunk_tip: string;
+  /** The digest of the gate definition this run proves (what its receipt records). */
+  gate_digest: string;
   /** No checks are declared: a receipt then proves a clean tree and nothing more. */
   no_checks: boolean;
   /** null in a dry run. */
@@ -137,9 +142,10 @@ export async function runGate(
   });
 }
 
-/** Reads only. Refuses a detached or unborn HEAD, a dirty tree, and a branch behind the trunk. */
+/** Reads only. Refuses an operation in progress, a detached or unborn HEAD, a dirty tree, and a branch behind the trunk. */
 export async function planGate(repo: Repository, target: CheckoutLocation): Promise<GatePlan> {
   const { path, adminDir } = target;
+  refuseOperationInProgress(target, "gate", "a gate on a half-done operation proves nothing");
   const [head, status, refs] = await Promise.all([
     readBranchHead(path, "gate", "a receipt belongs to a branch tip"),
     readWorktreeStatus(path),
@@ -160,13 +166,7 @@ export async function planGate(repo: Repository, target: CheckoutLocation): Prom
     );
   }
   const marker = await readCheckoutMarker(repo, target);
-  const { gate } = repo.config;
-  const checks = orderChecks(gate.checks).map((check) => ({
-    name: check.name,
-    command: check.run,
-    after: check.after,
-    timeoutMs: (check.timeout_s ?? gate.timeout_s) * 1000,
-  }));
+  const { checks, digest } = gateDefinitionOf(repo.config.gate);
   return {
     path,
     adminDir,
@@ -177,7 +177,8 @@ export async function planGate(repo: Repository, target: CheckoutLocation): Prom
     trunkTip: trunk.tip,
     marker,
     checks,
-    failFast: gate.fail_fast,
+    gateDigest: digest,
+    failFast: repo.config.gate.fail_fast,
   };
 }
 
@@ -273,12 +274,13 @@ export async function applyGate(
     };
   }
   const receipt: Receipt = {
-    version: 1,
+    version: 2,
     commit: plan.commit,
     tree: plan.tree,
     branch: plan.branch,
     trunk: plan.trunk,
     trunk_tip: plan.trunkTip,
+    gate_digest: plan.gateDigest,
     checks: runs.map((run) => ({
       name: run.name,
       command: run.command,
@@ -338,6 +340,7 @@ export function gateData(
     tree: plan.tree,
     trunk: plan.trunk,
     trunk_tip: plan.trunkTip,
+    gate_digest: plan.gateDigest,
     no_checks: plan.checks.length === 0,
     green: applied?.green ?? null,
     checks,

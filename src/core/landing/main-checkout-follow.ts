@@ -1,9 +1,8 @@
-import { addedAndDeletedPaths } from "../../git/history.js";
 import type { WorktreeEntry } from "../../git/parse.js";
 import { indexFileOf, indexMatches, refreshIndex, twoTreeUpdate } from "../../git/read-tree.js";
 import { readWorktreeStatus } from "../../git/status.js";
-import { findPathsInTheWay } from "../../io/in-the-way.js";
 import { withIndexCopy } from "../../io/index-copy.js";
+import { untrackedFilesInTheWay } from "./files-in-the-way.js";
 
 /**
  * The checkout that has the trunk checked out, when the trunk moves under it
@@ -52,8 +51,7 @@ export async function followBlocker(
     const files = status.paths.slice(0, Math.min(status.trackedChanges, 10));
     return { kind: "tracked", count: status.trackedChanges, files };
   }
-  const { added, deleted } = await addedAndDeletedPaths(path, from, to);
-  const inTheWay = await findPathsInTheWay(path, added, deleted);
+  const inTheWay = await untrackedFilesInTheWay(path, from, to);
   if (inTheWay.length > 0) return { kind: "in_the_way", files: inTheWay };
   const index = await indexFileOf(path);
   const attempt = await withIndexCopy(index, async (copy) => {

@@ -1,13 +1,19 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
-import { isAncestor } from "../../git/ancestry.js";
+import { isAncestor, mergeBase } from "../../git/ancestry.js";
 import { readHead } from "../../git/head.js";
 import {
   changedPathsBetween,
   changedPathsSinceFork,
   countCommitsBetween,
 } from "../../git/history.js";
-import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../git/merge.js";
+import {
+  abortMerge,
+  isMerging,
+  listConflictedPaths,
+  mergeCommit,
+  mergedTree,
+} from "../../git/merge.js";
 import type { RefEntry } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
@@ -20,7 +26,7 @@ import {
   type ResultError,
   type StepOutcome,
 } from "../../result.js";
-import { shortOid } from "../../text.js";
+import { shellCommand, shortOid } from "../../text.js";
 import { lastLines } from "../berth/project-command.js";
 import { runCommandsInOrder } from "../berth/setup-steps.js";
 import {
@@ -29,17 +35,25 @@ import {
   currentCheckout,
   readBranchHead,
   readCheckoutMarker,
+  refuseOperationInProgress,
   requireTrunk,
 } from "../repo/checkout.js";
 import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk, type Trunk } from "../repo/trunk.js";
+import { untrackedFilesInTheWay } from "./files-in-the-way.js";
 
 /**
  * `berth update`: merge the trunk (by name, its tip now) or `--from <ref>`
  * into the current berth's branch, then run `[worktree.setup].ensure`, which
  * runs even when there was nothing to merge. A conflicted merge is aborted
  * and verified undone, and the conflicted files are listed.
+ *
+ * Refused up front, by the dry run and the real run alike, touching nothing:
+ * a merge, rebase, cherry-pick or revert already in progress (the verb must
+ * neither abort nor finish it); tracked changes; the trunk checked out here;
+ * a source whose history is unrelated to the branch's; and a merge that would
+ * overwrite untracked or ignored files (git would replace ignored ones).
  */
 
 export interface UpdateOptions {
@@ -81,6 +95,7 @@ export async function runUpdate(
   const repo = await openRepository(ctx);
   const location = currentCheckout(repo, "update");
   const { path } = location;
+  refuseOperationInProgress(location, "update", "berth update would have to abort it or mix it in");
   const [head, status, refs] = await Promise.all([
     readBranchHead(path, "update", "berth update merges into a branch"),
     readWorktreeStatus(path),
@@ -108,9 +123,17 @@ export async function runUpdate(
   const branch = head.branch;
   const headBefore = head.commit;
 
+  if ((await mergeBase(path, headBefore, source.commit)) === null) {
+    throw unrelatedHistoriesRefusal(path, branch, source);
+  }
   const commits = await countCommitsBetween(path, headBefore, source.commit);
   const upToDate = commits === 0;
   const fastForward = !upToDate && (await isAncestor(path, headBefore, source.commit));
+  if (!upToDate) {
+    const merged = await mergedTree(path, headBefore, source.commit);
+    const inTheWay = await untrackedFilesInTheWay(path, headBefore, merged);
+    if (inTheWay.length > 0) throw inTheWayRefusal(path, branch, source, inTheWay);
+  }
   const ensureCommands = repo.config.worktree.setup.ensure;
   const planSteps: PlanStep[] = [
     {
@@ -252,6 +275,38 @@ async function mergeOrRestore(
     "precondition_failed",
     `git could not merge ${source.name} into ${branch}: ${lastLines(attempt.output, 5)}`,
     { next: `cd ${path} && git status`, data: refData },
+  );
+}
+
+function unrelatedHistoriesRefusal(path: string, branch: string, source: ResolvedBase): UserError {
+  return new UserError(
+    "precondition_failed",
+    `${source.name} (${shortOid(source.commit)}) shares no history with ${branch}: ` +
+      "berth update does not merge unrelated histories.",
+    {
+      next: `to combine them anyway, by hand: ${shellCommand(["git", "-C", path, "merge", "--allow-unrelated-histories", source.ref ?? source.commit])}`,
+      data: { merged_from: source.name, from_tip: source.commit, path, branch },
+    },
+  );
+}
+
+function inTheWayRefusal(
+  path: string,
+  branch: string,
+  source: ResolvedBase,
+  files: readonly string[],
+): UserError {
+  const shown = files.slice(0, 10).join(", ");
+  const more = files.length > 10 ? ` and ${files.length - 10} more` : "";
+  return new UserError(
+    "precondition_failed",
+    `Merging ${source.name} (${shortOid(source.commit)}) into ${branch} would overwrite ` +
+      `${files.length} untracked or ignored file(s) in ${path}: ${shown}${more}. ` +
+      "git replaces ignored files without asking; berth never loses a file, so nothing was merged.",
+    {
+      next: `move them out of ${path} (or delete the ones you do not need), then berth update`,
+      data: { merged_from: source.name, from_tip: source.commit, path, branch, in_the_way: files },
+    },
   );
 }
 

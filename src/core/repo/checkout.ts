@@ -1,6 +1,8 @@
 import { UserError } from "../../errors.js";
 import { readHead } from "../../git/head.js";
+import { readOperationInProgress } from "../../io/in-progress.js";
 import { type ReadyMarker, readReadyMarker } from "../../io/ready-marker.js";
+import { shellCommand } from "../../text.js";
 import { berthVariables } from "../berth/env.js";
 import { portFor } from "../berth/identity.js";
 import type { Repository } from "./repository.js";
@@ -30,6 +32,32 @@ export function currentCheckout(repo: Repository, verb: string): CheckoutLocatio
     );
   }
   return { path, adminDir: repo.location.gitDir };
+}
+
+/**
+ * Refuses a checkout in the middle of a merge, rebase, `git am`, cherry-pick
+ * or revert (src/io/in-progress.ts decides that), naming it and the git
+ * commands that continue or abort it: the verb must neither finish nor undo
+ * someone's operation, and what it would prove or merge is half-done work.
+ */
+export function refuseOperationInProgress(
+  location: CheckoutLocation,
+  verb: string,
+  why: string,
+): void {
+  const operation = readOperationInProgress(location.adminDir);
+  if (operation === null) return;
+  const resume = shellCommand(operation.continueArgs);
+  const abort = shellCommand(operation.abortArgs);
+  throw new UserError(
+    "precondition_failed",
+    `${location.path} has a ${operation.kind} in progress (${operation.evidence}); ${why}. ` +
+      `Finish it with ${resume}, or undo it with ${abort}.`,
+    {
+      next: `${resume} (or ${abort}), then berth ${verb}`,
+      data: { in_progress: operation.kind, continue: resume, abort },
+    },
+  );
 }
 
 export interface BranchHead {

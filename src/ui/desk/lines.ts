@@ -98,9 +98,10 @@ export function aheadBehind(row: StatusRow): string {
   return `+${row.ahead}/-${row.behind}`;
 }
 
-/** A receipt with no checks proves only a clean tree; every surface says so. */
+/** A receipt with no checks proves only a clean tree; every surface says so (a stale one proves nothing). */
 export function receiptLabel(row: StatusRow): string {
-  return row.receipt_checks === 0 ? `${row.receipt} (${NO_CHECKS_LABEL})` : row.receipt;
+  const noChecks = row.receipt_checks === 0 && row.receipt !== "stale";
+  return noChecks ? `${row.receipt} (${NO_CHECKS_LABEL})` : row.receipt;
 }
 
 function activityLabel(row: StatusRow, now: Date): string {

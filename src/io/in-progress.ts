@@ -1,0 +1,87 @@
+import { lstatSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * THE one place that tells whether a checkout is in the middle of a git
+ * operation: a merge, rebase, `git am`, cherry-pick or revert that stopped
+ * (on a conflict, an `edit`, or `--no-commit`) and waits to be continued or
+ * aborted. It reads the checkout's own git dir (a linked worktree's admin
+ * dir: each worktree has its own), so it costs no process. Steps, in the
+ * order git's own `status` checks them:
+ * 1. `rebase-apply/` (with `applying` inside: `git am`) or `rebase-merge/`;
+ * 2. `MERGE_HEAD`;
+ * 3. `CHERRY_PICK_HEAD`, then `REVERT_HEAD`;
+ * 4. `sequencer/todo` (a cherry-pick or revert of several commits that
+ *    stopped after one was committed), named by its next instruction.
+ * A rebase comes first because its stopped steps may leave MERGE_HEAD or
+ * CHERRY_PICK_HEAD beside it, and it is the rebase that must be continued.
+ */
+
+export type OperationKind = "merge" | "rebase" | "am" | "cherry-pick" | "revert";
+
+export interface OperationInProgress {
+  kind: OperationKind;
+  /** What in the git dir says so (`MERGE_HEAD`, `rebase-merge/`, ...). */
+  evidence: string;
+  /** `git <kind> --continue` as arguments. */
+  continueArgs: string[];
+  /** `git <kind> --abort` as arguments. */
+  abortArgs: string[];
+}
+
+/** The operation in progress in the checkout whose git dir is `gitDir`, or null. */
+export function readOperationInProgress(gitDir: string): OperationInProgress | null {
+  const found = (kind: OperationKind, evidence: string): OperationInProgress => ({
+    kind,
+    evidence,
+    continueArgs: ["git", kind, "--continue"],
+    abortArgs: ["git", kind, "--abort"],
+  });
+  const at = (name: string) => join(gitDir, name);
+  if (isDirectory(at("rebase-apply"))) {
+    return exists(at("rebase-apply/applying"))
+      ? found("am", "rebase-apply/applying")
+      : found("rebase", "rebase-apply/");
+  }
+  if (isDirectory(at("rebase-merge"))) return found("rebase", "rebase-merge/");
+  if (exists(at("MERGE_HEAD"))) return found("merge", "MERGE_HEAD");
+  if (exists(at("CHERRY_PICK_HEAD"))) return found("cherry-pick", "CHERRY_PICK_HEAD");
+  if (exists(at("REVERT_HEAD"))) return found("revert", "REVERT_HEAD");
+  const next = nextSequencerInstruction(at("sequencer/todo"));
+  if (next !== null) {
+    return found(next === "revert" ? "revert" : "cherry-pick", "sequencer/todo");
+  }
+  return null;
+}
+
+/** The first instruction word of a sequencer todo list, or null when there is none. */
+function nextSequencerInstruction(path: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+  for (const line of text.split("\n")) {
+    const word = line.trim().split(/\s+/)[0] ?? "";
+    if (word !== "" && !word.startsWith("#")) return word;
+  }
+  return null;
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,136 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startBerth } from "../src/core/lifecycle/start.js";
+import { removeWorktree } from "../src/git/worktrees.js";
+import { readGitFile } from "../src/io/admin-dirs.js";
+import { receiptPath } from "../src/io/receipt-file.js";
+import { berthBranches } from "./helpers/fleet.js";
+import { makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
+
+/**
+ * Berths with a submodule (spec section 7; issue 15 item 6), through the
+ * built binary: work inside a submodule makes the berth dirty for status,
+ * the gate and drop; a clean berth with a submodule is torn down for good.
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+/** A trunk with a submodule `lib`, and a berth in which it is checked out. */
+async function berthWithSubmodule(name = "work") {
+  const r = makeRepo();
+  repo = r;
+  const lib = join(r.dir.path, "lib-origin");
+  execFileSync("git", ["init", "-q", "-b", "main", lib], { env: r.env });
+  r.write("f.txt", "library\n", lib);
+  r.commit("library", lib);
+  r.git(["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib"]);
+  r.commit("add the lib submodule");
+  const started = await startBerth(testContext(r.path, r.env).ctx, { name });
+  const path = started.data?.path as string;
+  const id = started.data?.id as string;
+  r.git(["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"], path);
+  expect(readFileSync(join(path, "lib/f.txt"), "utf8")).toBe("library\n");
+  expect(r.git(["status", "--porcelain"], path)).toBe("");
+  return { r, path, id, adminDir: (await readGitFile(path)) as string };
+}
+
+async function row(r: TestRepo, id: string) {
+  const run = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+  expect(run.code).toBe(0);
+  return (run.json.data.worktrees as { id: string; clean: boolean; changed_files: number }[]).find(
+    (w) => w.id === id,
+  );
+}
+
+describe("changes inside a submodule make the berth dirty", () => {
+  it.each([
+    ["a modified file", (path: string) => writeFileSync(join(path, "lib/f.txt"), "edited\n")],
+    ["an untracked file", (path: string) => writeFileSync(join(path, "lib/new.txt"), "new\n")],
+  ])(
+    "%s inside the submodule: status is not clean, the gate refuses, drop without --force refuses, nothing changes",
+    async (_, change) => {
+      const { r, path, id, adminDir } = await berthWithSubmodule();
+      change(path);
+      expect(await row(r, id)).toMatchObject({ clean: false, changed_files: 1 });
+
+      const gate = await runBerth(["gate", "--json"], { cwd: path, env: r.env });
+      expect(gate.code).not.toBe(0);
+      expect(gate.json.error.code).toBe("precondition_failed");
+      expect(gate.json.error.message).toContain("lib");
+      expect(existsSync(receiptPath(adminDir))).toBe(false);
+
+      const plan = await runBerth(["worktree", "drop", id, "--dry-run", "--json"], {
+        cwd: r.path,
+        env: r.env,
+      });
+      expect(JSON.stringify(plan.json)).toContain("lib");
+      const drop = await runBerth(["worktree", "drop", id, "--yes", "--json"], {
+        cwd: r.path,
+        env: r.env,
+      });
+      expect(drop.code).not.toBe(0);
+      expect(drop.json.error.code).toBe("precondition_failed");
+      expect(drop.json.error.message).toContain("lib");
+      expect(drop.json.error.next).toContain("--force");
+      // The work inside the submodule is still there, and so is the berth.
+      expect(existsSync(path)).toBe(true);
+      expect(r.git(["status", "--porcelain", "--ignore-submodules=none"], path)).not.toBe("");
+      expect(berthBranches(r)).toHaveLength(1);
+    },
+  );
+});
+
+describe("removing a checkout through git without force (src/git/worktrees.ts)", () => {
+  it("checks right before removing and never forces a dirty checkout, submodule or not", async () => {
+    const { r, path } = await berthWithSubmodule();
+    writeFileSync(join(path, "lib/f.txt"), "edited at the last moment\n");
+    await expect(removeWorktree(r.path, path, false)).rejects.toThrow(/1 uncommitted change.*lib/);
+    expect(readFileSync(join(path, "lib/f.txt"), "utf8")).toBe("edited at the last moment\n");
+    r.git(["checkout", "-q", "--", "f.txt"], join(path, "lib"));
+    writeFileSync(join(path, "notes.txt"), "untracked\n");
+    await expect(removeWorktree(r.path, path, false)).rejects.toThrow(/notes\.txt/);
+    expect(existsSync(join(path, "notes.txt"))).toBe(true);
+    rmSync(join(path, "notes.txt"));
+    await removeWorktree(r.path, path, false);
+    expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe("a clean berth with a submodule can be torn down", () => {
+  it("accept lands it and tears it down fully", async () => {
+    const { r, path, id } = await berthWithSubmodule();
+    r.write("feature.txt", "feature\n", path);
+    const commit = r.commit("feature", path);
+    const gate = await runBerth(["gate", "--json"], { cwd: path, env: r.env });
+    expect(gate.code).toBe(0);
+    const run = await runBerth(["accept", id, "--yes", "--json"], { cwd: r.path, env: r.env });
+    expect(run.code).toBe(0);
+    expect(run.json.data.landing).toEqual({
+      trunk_landed: true,
+      main_checkout_updated: true,
+      resources_destroyed: true,
+      worktree_removed: true,
+      branch_deleted: true,
+    });
+    expect(r.git(["rev-parse", "main"])).toBe(commit);
+    expect(existsSync(path)).toBe(false);
+    expect(r.git(["worktree", "list", "--porcelain"])).not.toContain(path);
+    expect(berthBranches(r)).toEqual([]);
+  });
+
+  it("drop without --force removes it", async () => {
+    const { r, path, id } = await berthWithSubmodule();
+    const drop = await runBerth(["worktree", "drop", id, "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(drop.code).toBe(0);
+    expect(drop.json.data).toMatchObject({ worktree_removed: true, branch_deleted: true });
+    expect(existsSync(path)).toBe(false);
+    expect(r.git(["worktree", "list", "--porcelain"])).not.toContain(path);
+    expect(berthBranches(r)).toEqual([]);
+  });
+});
