@@ -300,8 +300,8 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
       });
     }
     if (data.delete_branch !== null && data.head !== null) {
-      const fate = await deleteBranch(repo.mainPath, data.delete_branch, data.head);
-      recordBranchFate(data, steps, fate);
+      const branch = data.delete_branch;
+      recordBranchFate(data, steps, branch, await deleteBranch(repo.mainPath, branch, data.head));
     }
   });
   if (plan.worktree.isCurrent) hints.push(`you were inside ${data.path}; cd ${repo.mainPath}`);
@@ -309,8 +309,12 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
 }
 
 /** Records the branch's fate; a branch that moved or that git would not delete is kept, and said so. */
-function recordBranchFate(data: DropData, steps: StepOutcome[], fate: BranchFate): void {
-  const branch = data.delete_branch as string;
+function recordBranchFate(
+  data: DropData,
+  steps: StepOutcome[],
+  branch: string,
+  fate: BranchFate,
+): void {
   switch (fate.fate) {
     case "deleted":
       data.branch_deleted = true;
