@@ -83,7 +83,9 @@ describe("deleteBranch: a compare-and-swap with a typed fate", () => {
     writeFileSync(join(repo.path, ".git", "refs", "heads", "berth", "c.lock"), "");
     const fate = await deleteBranch(repo.path, "berth/c", first);
     expect(fate.fate).toBe("failed");
-    expect(fate.fate === "failed" && fate.message).toMatch(/update-ref -d refs\/heads\/berth\/c .* failed/);
+    expect(fate.fate === "failed" && fate.message).toMatch(
+      /update-ref -d refs\/heads\/berth\/c .* failed/,
+    );
     expect(repo.git(["rev-parse", "berth/c"])).toBe(first);
   });
 });
