@@ -103,12 +103,16 @@ describe("the reclaim path cannot delete a ref (ADR 0225: a grep-able guarantee)
       "../../text.js",
       "../repo/repository.js",
       "./prune-plan.js",
+      "./removal-facts.js",
       "./teardown.js",
     ]);
   });
 
-  it("the shared teardown never deletes a ref either", () => {
-    const source = readFileSync(join(PROJECT_ROOT, "src/core/lifecycle/teardown.ts"), "utf8");
-    expect(source).not.toMatch(/deleteRef|moveRef|update-ref|git\/refs/);
+  it("the shared teardown and the removal facts never delete a ref either", () => {
+    for (const file of ["teardown.ts", "removal-facts.ts"]) {
+      const source = readFileSync(join(PROJECT_ROOT, "src/core/lifecycle", file), "utf8");
+      const code = source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+      expect(code).not.toMatch(/deleteRef|moveRef|update-ref|git\/refs|branch-deletion/);
+    }
   });
 });

@@ -9,8 +9,9 @@ import {
   recoveryRefName,
   recoveryRefsBeyond,
 } from "../src/core/lifecycle/recovery-refs.js";
+import { teardownTargetOf } from "../src/core/lifecycle/removal-facts.js";
 import { startBerth } from "../src/core/lifecycle/start.js";
-import { applyTeardown, teardownTargetOf } from "../src/core/lifecycle/teardown.js";
+import { applyTeardown } from "../src/core/lifecycle/teardown.js";
 import { resolveTarget } from "../src/core/repo/berth-target.js";
 import { openRepository } from "../src/core/repo/repository.js";
 import { UserError } from "../src/errors.js";

@@ -137,7 +137,17 @@ export interface DestroyOutcome {
 }
 
 /**
- * Destroys ledger entries in reverse creation order, from the main checkout,
+ * THE destroy order: newest first (reverse creation order), so a resource is
+ * destroyed before anything created ahead of it that it may depend on. The
+ * real destroy below and every plan that predicts it (accept, drop, worktree
+ * teardown, through core/lifecycle/removal-facts.ts) call this one function.
+ */
+export function inDestroyOrder<T extends { order: number }>(entries: readonly T[]): T[] {
+  return [...entries].sort((a, b) => b.order - a.order);
+}
+
+/**
+ * Destroys ledger entries in destroy order (`inDestroyOrder`), from the main checkout,
  * each with its recorded environment. The first failure stops: that entry and
  * the ones after it stay recorded, so a later teardown or prune retries.
  *
@@ -151,8 +161,7 @@ export async function destroyLedgerEntries(
   entries: readonly LedgerEntry[],
 ): Promise<DestroyOutcome> {
   const outcome: DestroyOutcome = { destroyed: [], failure: null };
-  const newestFirst = [...entries].sort((a, b) => b.order - a.order);
-  for (const recorded of newestFirst) {
+  for (const recorded of inDestroyOrder(entries)) {
     const declared = repo.config.worktree.resources.find((r) => r.name === recorded.resource);
     let entry = recorded;
     if (declared !== undefined && declared.destroy !== recorded.destroy) {

@@ -1,7 +1,13 @@
+import { UserError } from "../../errors.js";
 import type { WorktreeEntry } from "../../git/parse.js";
 import { indexFileOf, indexMatches, refreshIndex, twoTreeUpdate } from "../../git/read-tree.js";
+import { resolveCommit } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
+import { listWorktrees } from "../../git/worktrees.js";
 import { withIndexCopy } from "../../io/index-copy.js";
+import type { StepOutcome } from "../../result.js";
+import { shellQuote, shortOid } from "../../text.js";
+import type { AcceptData, AcceptPlan } from "./accept.js";
 import { untrackedFilesInTheWay } from "./files-in-the-way.js";
 
 /**
@@ -10,6 +16,12 @@ import { untrackedFilesInTheWay } from "./files-in-the-way.js";
  * trunk that a linked worktree has checked out. Bringing it along is a
  * two-tree `read-tree -m -u` from the old tip to the new one, which is what
  * `git checkout` does: it keeps untracked files and refuses to overwrite any.
+ *
+ * Its steps for accept: who holds the trunk (`trunkHolders`); whether the
+ * main checkout can follow (`followBlocker`, and accept's refusal when it
+ * cannot, `followRefusal`); following and recording the step
+ * (`followAndRecord`); and, when finishing an earlier landing, whether the
+ * follow is still pending (`followState`, `finishFollow`).
  */
 
 export interface TrunkHolders {
@@ -84,4 +96,87 @@ export async function followState(
   if (await indexMatches(path, to)) return "done";
   if (await indexMatches(path, from)) return "pending";
   return "unknown";
+}
+
+/** accept's refusal when the main checkout cannot follow the trunk; nothing has changed. */
+export function followRefusal(
+  main: string,
+  trunk: string,
+  blocker: FollowBlocker,
+  id: string,
+  nothingChanged = true,
+): UserError {
+  const refuse = (message: string, next: string) =>
+    new UserError("precondition_failed", message, { next, nothingChanged });
+  switch (blocker.kind) {
+    case "tracked":
+      return refuse(
+        `The main checkout (${main}) has ${trunk} checked out with ${blocker.count} uncommitted change(s) to tracked files: ` +
+          `${blocker.files.join(", ")}. Landing moves ${trunk} under it, so it must be clean first.`,
+        `commit or stash them in ${main} (git stash), then berth accept ${id}`,
+      );
+    case "in_the_way":
+      return refuse(
+        `The main checkout (${main}) has ${trunk} checked out, and landing would overwrite untracked file(s) there: ` +
+          `${blocker.files.slice(0, 10).join(", ")}${blocker.files.length > 10 ? ` and ${blocker.files.length - 10} more` : ""}.`,
+        `move them out of ${main}, then berth accept ${id}`,
+      );
+    case "git":
+      return refuse(
+        `The main checkout (${main}) has ${trunk} checked out, and git would not bring its files along: ${blocker.output}`,
+        `git -C ${shellQuote(main)} status, then berth accept ${id}`,
+      );
+  }
+}
+
+/** Brings the main checkout's files from `old` to `tip`, recording the step; the problem, or null. */
+export async function followAndRecord(
+  main: string,
+  old: string,
+  tip: string,
+  data: AcceptData,
+  steps: StepOutcome[],
+): Promise<string | null> {
+  const follow = await followTrunk(main, old, tip);
+  data.landing.main_checkout_updated = follow.ok;
+  steps.push({
+    step: "update main checkout",
+    target: main,
+    outcome: follow.ok ? "done" : "failed",
+    ...(follow.ok ? {} : { reason: follow.output }),
+  });
+  return follow.ok
+    ? null
+    : `git did not bring the main checkout's files to ${shortOid(tip)}: ${follow.output}`;
+}
+
+/** Finish: the main checkout's files follow the trunk the earlier run moved. */
+export async function finishFollow(plan: AcceptPlan, steps: StepOutcome[]): Promise<string | null> {
+  const { repo, data, record } = plan;
+  if (record === null) return null;
+  const main = repo.mainPath;
+  const [entries, tip] = await Promise.all([
+    listWorktrees(main),
+    resolveCommit(main, `refs/heads/${record.trunk}`),
+  ]);
+  if (tip === null || entries[0]?.branch !== record.trunk) {
+    steps.push({
+      step: "update main checkout",
+      target: main,
+      outcome: "skipped",
+      reason: "changed since the plan: it no longer has the trunk checked out",
+    });
+    data.landing.main_checkout_updated = null;
+    return null;
+  }
+  if ((await followState(main, record.old, tip)) !== "pending") {
+    steps.push({
+      step: "update main checkout",
+      target: main,
+      outcome: "skipped",
+      reason: "changed since the plan",
+    });
+    return null;
+  }
+  return followAndRecord(main, record.old, tip, data, steps);
 }

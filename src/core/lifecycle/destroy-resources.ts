@@ -15,6 +15,7 @@ import {
 } from "../berth/resources.js";
 import { readCurrentBerth } from "../repo/current-berth.js";
 import { openRepository, type Repository } from "../repo/repository.js";
+import { plannedDestroys } from "./removal-facts.js";
 
 /**
  * `berth worktree teardown`: destroys the current berth's resources through
@@ -41,8 +42,7 @@ export interface WorktreeTeardownPlan {
 export async function planWorktreeTeardown(ctx: Context): Promise<WorktreeTeardownPlan> {
   const repo = await openRepository(ctx);
   const { owner } = await readCurrentBerth(repo, "worktree teardown");
-  const { entries, problems } = await readOwnedEntries(repo, owner.adminKey, owner.id);
-  const newestFirst = [...entries].sort((a, b) => b.order - a.order).map((e) => e.resource);
+  const { resources: newestFirst, problems } = await plannedDestroys(repo, owner);
   const hints = problems.map((p) => `unreadable ledger entry, left alone: ${p}`);
   return {
     repo,

@@ -1,19 +1,33 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { listCommitsNotIn } from "../../git/commits.js";
-import { listIgnoredPaths } from "../../git/ignored.js";
 import type { CommitSubject } from "../../git/parse.js";
-import { deleteRef } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
-import { type DiskUsage, formatBytes, measurePaths } from "../../io/disk-usage.js";
+import type { DiskUsage } from "../../io/disk-usage.js";
 import { withFleetLock } from "../../io/lock.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
-import { shellQuote, shortOid } from "../../text.js";
-import { readOwnedEntries } from "../berth/resources.js";
+import { shellCommand, shortOid } from "../../text.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
+import {
+  type BranchFate,
+  type BranchReading,
+  branchVerdict,
+  checkedOutElsewhere,
+  deleteBranch,
+  keptBranchHint,
+} from "./branch-deletion.js";
 import { pruneRecoveryRefs, RECOVERY_PREFIX, writeRecoveryRef } from "./recovery-refs.js";
+import {
+  goesWithIt,
+  ignoredFilesOf,
+  lockedRefusal,
+  mainCheckoutRefusal,
+  plannedDestroys,
+  teardownTargetOf,
+  unownedRefusal,
+} from "./removal-facts.js";
 import { applyTeardown, type TeardownTarget, teardownError } from "./teardown.js";
 
 /**
@@ -84,57 +98,35 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   const { entry } = worktree;
   const name = worktree.marker?.id ?? entry.path;
 
-  if (worktree.isMain) {
-    throw new UserError(
-      "precondition_failed",
-      `${entry.path} is the main checkout; berth never drops it.`,
-      { next: "berth status (to pick a berth to drop)" },
-    );
-  }
-  if (entry.locked) {
-    throw new UserError(
-      "precondition_failed",
-      `${name} is locked${entry.lockReason ? ` (${entry.lockReason})` : ""}; berth never drops a locked worktree, not even with --force.`,
-      { next: `git worktree unlock ${shellQuote(entry.path)}, then berth worktree drop ${name}` },
-    );
-  }
-  const target =
-    worktree.adminKey && worktree.marker
-      ? {
-          path: entry.path,
-          adminKey: worktree.adminKey,
-          id: worktree.marker.id,
-        }
-      : null;
-  if (target === null) {
-    throw new UserError(
-      "precondition_failed",
-      `${entry.path} has no berth ready marker: berth did not create it and will not remove it.`,
-      { next: `git worktree remove ${shellQuote(entry.path)} (if you mean to discard it)` },
-    );
-  }
+  if (worktree.isMain) throw mainCheckoutRefusal("worktree drop", entry.path);
+  if (entry.locked) throw lockedRefusal("worktree drop", name, entry);
+  const target = teardownTargetOf(worktree);
+  if (target === null) throw unownedRefusal("worktree drop", entry.path);
 
   const reasons = await forceReasons(repo, survey, worktree);
   const trunk = survey.trunk.name;
-  const prefix = repo.config.repository.branch_prefix;
-  const hints: string[] = [];
-  let deleteBranch: string | null = null;
-  if (entry.branch === null) {
-    hints.push(`${name} is detached; no branch is deleted`);
-  } else if (!entry.branch.startsWith(prefix) || entry.branch === trunk) {
-    hints.push(`branch ${entry.branch} is not under ${prefix}; berth keeps it`);
-  } else {
-    deleteBranch = entry.branch;
-  }
-  const owned = await readOwnedEntries(repo, target.adminKey, target.id);
-  if (owned.problems.length > 0) {
-    hints.push(`the ledger has unreadable entries for this berth: ${owned.problems.join("; ")}`);
-  }
-  const resources = [...owned.entries].sort((a, b) => b.order - a.order).map((e) => e.resource);
-  const ignored = entry.prunable
-    ? { files: 0, bytes: 0 }
-    : await measurePaths(entry.path, await listIgnoredPaths(entry.path).catch(() => []));
   const forced = reasons.length > 0;
+  const branchReading: BranchReading = {
+    branch: entry.branch,
+    trunk,
+    prefix: repo.config.repository.branch_prefix,
+    heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, entry.branch, worktree),
+    // An unborn branch has no commits to lose.
+    landed: entry.head === null || worktree.ahead === 0,
+    // A forced drop writes a recovery ref holding the tip before anything goes.
+    recovered: forced && entry.head !== null,
+  };
+  const verdict = branchVerdict(branchReading);
+  const branchToDrop = verdict.delete ? verdict.branch : null;
+  const hints: string[] = [];
+  const kept = keptBranchHint(verdict, branchReading, name);
+  if (kept !== null) hints.push(kept);
+  const destroys = await plannedDestroys(repo, target);
+  if (destroys.problems.length > 0) {
+    hints.push(`the ledger has unreadable entries for this berth: ${destroys.problems.join("; ")}`);
+  }
+  const resources = destroys.resources;
+  const ignored = entry.prunable ? { files: 0, bytes: 0 } : await ignoredFilesOf(entry.path);
 
   const data: DropData = {
     id: target.id,
@@ -146,7 +138,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     reasons,
     ignored,
     resources,
-    delete_branch: deleteBranch,
+    delete_branch: branchToDrop,
     recovery_ref: null,
     resources_destroyed: [],
     worktree_removed: false,
@@ -177,10 +169,10 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     target: entry.path,
     detail: entry.prunable
       ? "its folder is already gone; the registration goes"
-      : `${ignored.files} ignored file(s), ${formatBytes(ignored.bytes)}, go with it`,
+      : goesWithIt(ignored),
   });
-  if (deleteBranch !== null && entry.head !== null) {
-    steps.push({ step: "delete branch", target: deleteBranch, detail: `at ${entry.head}` });
+  if (branchToDrop !== null && entry.head !== null) {
+    steps.push({ step: "delete branch", target: branchToDrop, detail: `at ${entry.head}` });
   }
   return { repo, worktree, target, data, steps, hints };
 }
@@ -308,29 +300,65 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
       });
     }
     if (data.delete_branch !== null && data.head !== null) {
-      try {
-        await deleteRef(repo.mainPath, `refs/heads/${data.delete_branch}`, data.head);
-        data.branch_deleted = true;
-        steps.push({ step: "delete branch", target: data.delete_branch, outcome: "done" });
-      } catch (error) {
-        steps.push({
-          step: "delete branch",
-          target: data.delete_branch,
-          outcome: "failed",
-          reason: (error as Error).message,
-        });
-        throw new UserError(
-          "moved",
-          `${data.id} was torn down, but branch ${data.delete_branch} moved since the plan and was kept.`,
-          {
-            next: `git log ${data.delete_branch} (then git branch -d ${data.delete_branch})`,
-            data,
-            nothingChanged: false,
-          },
-        );
-      }
+      const branch = data.delete_branch;
+      recordBranchFate(data, steps, branch, await deleteBranch(repo.mainPath, branch, data.head));
     }
   });
   if (plan.worktree.isCurrent) hints.push(`you were inside ${data.path}; cd ${repo.mainPath}`);
   return { ok: true, verb: "worktree drop", data, plan: { steps: plan.steps }, steps, hints };
+}
+
+/** Records the branch's fate; a branch that moved or that git would not delete is kept, and said so. */
+function recordBranchFate(
+  data: DropData,
+  steps: StepOutcome[],
+  branch: string,
+  fate: BranchFate,
+): void {
+  switch (fate.fate) {
+    case "deleted":
+      data.branch_deleted = true;
+      steps.push({ step: "delete branch", target: branch, outcome: "done" });
+      return;
+    case "absent":
+      steps.push({
+        step: "delete branch",
+        target: branch,
+        outcome: "skipped",
+        reason: "already gone",
+      });
+      return;
+    case "raced":
+      steps.push({
+        step: "delete branch",
+        target: branch,
+        outcome: "failed",
+        reason: `it moved to ${shortOid(fate.now)}`,
+      });
+      throw new UserError(
+        "moved",
+        `${data.id} was torn down, but branch ${branch} moved since the plan and was kept.`,
+        {
+          next: `git log ${branch} (then git branch -d ${branch})`,
+          data,
+          nothingChanged: false,
+        },
+      );
+    case "failed":
+      steps.push({
+        step: "delete branch",
+        target: branch,
+        outcome: "failed",
+        reason: fate.message,
+      });
+      throw new UserError(
+        "partial",
+        `${data.id} was torn down, but git could not delete branch ${branch}: ${fate.message}`,
+        {
+          next: `${shellCommand(["git", "branch", "-d", branch])} (once what git reports is fixed)`,
+          data,
+          nothingChanged: false,
+        },
+      );
+  }
 }

@@ -1,11 +1,11 @@
 import type { Context } from "../../context.js";
 import { isAncestor } from "../../git/ancestry.js";
-import { deleteRef } from "../../git/refs.js";
 import { removeWorktree } from "../../git/worktrees.js";
 import { readLedger } from "../../io/ledger.js";
 import { withFleetLock } from "../../io/lock.js";
 import type { StepOutcome, VerbResult } from "../../result.js";
 import { describeFailure, destroyLedgerEntries } from "../berth/resources.js";
+import { deleteBranch } from "./branch-deletion.js";
 import {
   type ContainedRow,
   type FleetReading,
@@ -18,6 +18,7 @@ import {
   type StaleRow,
 } from "./prune-plan.js";
 import { CHANGED_SINCE_PLAN, reclaimContained } from "./reclaim.js";
+import { plannedTeardownTarget } from "./removal-facts.js";
 import { applyTeardown } from "./teardown.js";
 
 /**
@@ -160,12 +161,12 @@ class PruneRun {
       this.skip("landed", row.path, CHANGED_SINCE_PLAN);
       return;
     }
-    const teardown = await applyTeardown(
-      live.repo,
-      this.ctx,
-      { path: row.path, adminKey: row.admin_key, id: row.id },
-      { force: false, requireClean: true, expectHead: row.tip, housekeeping: true },
-    );
+    const teardown = await applyTeardown(live.repo, this.ctx, plannedTeardownTarget(row), {
+      force: false,
+      requireClean: true,
+      expectHead: row.tip,
+      housekeeping: true,
+    });
     this.steps.push(...teardown.steps);
     if (!teardown.ok) {
       const reason = teardown.failure?.reason ?? "teardown failed";
@@ -203,11 +204,20 @@ class PruneRun {
       this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: no longer on the trunk`);
       return;
     }
-    try {
-      await deleteRef(repo.location.cwd, `refs/heads/${branch}`, tip);
-      this.done("landed", branch, "deleted landed branch");
-    } catch {
-      this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: the branch moved`);
+    const fate = await deleteBranch(repo.location.cwd, branch, tip);
+    switch (fate.fate) {
+      case "deleted":
+        this.done("landed", branch, "deleted landed branch");
+        return;
+      case "absent":
+        this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: the branch is gone`);
+        return;
+      case "raced":
+        this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: the branch moved`);
+        return;
+      case "failed":
+        this.fail("landed", branch, `git could not delete the branch: ${fate.message}`);
+        return;
     }
   }
 

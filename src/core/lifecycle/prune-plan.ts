@@ -1,6 +1,5 @@
 import type { Context } from "../../context.js";
-import { listIgnoredPaths } from "../../git/ignored.js";
-import { type DiskUsage, measurePaths } from "../../io/disk-usage.js";
+import type { DiskUsage } from "../../io/disk-usage.js";
 import { type LedgerEntry, readWholeLedger } from "../../io/ledger.js";
 import type { PlanStep } from "../../result.js";
 import { shortOid } from "../../text.js";
@@ -8,6 +7,8 @@ import { readFleetActivity } from "../fleet/activity.js";
 import { type ContainmentEvidence, classifyContainment } from "../fleet/containment.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { openRepository, type Repository } from "../repo/repository.js";
+import { branchToDelete, checkedOutElsewhere } from "./branch-deletion.js";
+import { ignoredFilesOf } from "./removal-facts.js";
 
 /**
  * The prune plan (spec section 5, `worktree prune`), built from reads only.
@@ -145,7 +146,6 @@ export async function readFleet(ctx: Context, repo: Repository): Promise<FleetRe
         continue;
       }
       const branch = w.entry.branch;
-      const prefix = repo.config.repository.branch_prefix;
       sections.landed.push({
         kind: "worktree",
         id: w.marker?.id as string,
@@ -154,7 +154,14 @@ export async function readFleet(ctx: Context, repo: Repository): Promise<FleetRe
         tip: w.entry.head,
         admin_key: w.adminKey as string,
         resources: resourcesOf(w),
-        delete_branch: branch?.startsWith(prefix) && branch !== survey.trunk.name ? branch : null,
+        delete_branch: branchToDelete({
+          branch,
+          trunk: survey.trunk.name,
+          prefix: repo.config.repository.branch_prefix,
+          heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, w),
+          landed: w.landed,
+          recovered: false,
+        }),
       });
       continue;
     }
@@ -189,16 +196,22 @@ function landedWithheld(w: WorktreeFacts): string | null {
   return null;
 }
 
-/** Branches under the prefix that no checkout holds and whose tip is on the trunk. */
+/** Branches no checkout holds that berth may delete because their tip is on the trunk. */
 function landedBranches(repo: Repository, survey: FleetSurvey): LandedBranchRow[] {
   const { trunk, ancestry } = survey;
-  if (trunk.tip === null) return [];
-  const prefix = repo.config.repository.branch_prefix;
-  const held = new Set(survey.worktrees.map((w) => w.entry.branch));
+  const trunkTip = trunk.tip;
+  if (trunkTip === null) return [];
   const rows: LandedBranchRow[] = [];
   for (const [branch, tip] of survey.branches) {
-    if (!branch.startsWith(prefix) || branch === trunk.name || held.has(branch)) continue;
-    if (ancestry.isAncestor(tip, trunk.tip)) rows.push({ kind: "branch", branch, tip });
+    const deletable = branchToDelete({
+      branch,
+      trunk: trunk.name,
+      prefix: repo.config.repository.branch_prefix,
+      heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, null),
+      landed: ancestry.isAncestor(tip, trunkTip),
+      recovered: false,
+    });
+    if (deletable !== null) rows.push({ kind: "branch", branch, tip });
   }
   return rows.sort((a, b) => a.branch.localeCompare(b.branch));
 }
@@ -278,7 +291,7 @@ function planSteps(sections: PruneSections): PlanStep[] {
 export async function measureIgnored(paths: readonly string[]): Promise<DiskUsage> {
   const total: DiskUsage = { files: 0, bytes: 0 };
   for (const path of paths) {
-    const usage = await measurePaths(path, await listIgnoredPaths(path).catch(() => []));
+    const usage = await ignoredFilesOf(path);
     total.files += usage.files;
     total.bytes += usage.bytes;
   }

@@ -2,6 +2,7 @@ import type { Context } from "../../context.js";
 import { shortOid } from "../../text.js";
 import type { Repository } from "../repo/repository.js";
 import type { ContainedRow, FleetReading } from "./prune-plan.js";
+import { plannedTeardownTarget } from "./removal-facts.js";
 import { applyTeardown, type TeardownResult } from "./teardown.js";
 
 /**
@@ -32,12 +33,12 @@ export async function reclaimContained(
   const now = live.sections.contained.find((row) => row.path === planned.path);
   const why = revalidate(planned, now);
   if (why !== null) return { done: false, reason: `${CHANGED_SINCE_PLAN}: ${why}`, teardown: null };
-  const teardown = await applyTeardown(
-    repo,
-    ctx,
-    { path: planned.path, adminKey: planned.admin_key, id: planned.id },
-    { force: false, requireClean: true, expectHead: planned.tip, housekeeping: true },
-  );
+  const teardown = await applyTeardown(repo, ctx, plannedTeardownTarget(planned), {
+    force: false,
+    requireClean: true,
+    expectHead: planned.tip,
+    housekeeping: true,
+  });
   if (teardown.ok) return { done: true, teardown };
   const reason =
     teardown.failure?.stage === "changed"

@@ -13,8 +13,8 @@ import {
   destroyLedgerEntries,
   readOwnedEntries,
 } from "../berth/resources.js";
-import type { WorktreeFacts } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
+import { lockedPhrase } from "./removal-facts.js";
 
 /**
  * THE teardown (spec section 7), shared by every path that removes a berth:
@@ -26,7 +26,8 @@ import type { Repository } from "../repo/repository.js";
  *
  * Callers hold the fleet lock. Teardown re-checks its target against live
  * state first (registered, owned, unlocked, unmoved, clean when asked), so a
- * plan made earlier can never tear down something that changed since.
+ * plan made earlier can never tear down something that changed since. What
+ * is torn down and whether it may be is planned in ./removal-facts.ts.
  */
 
 export interface TeardownTarget {
@@ -77,12 +78,6 @@ export interface TeardownResult {
   worktreeRemoved: boolean;
   failure: TeardownFailure | null;
   steps: StepOutcome[];
-}
-
-/** The teardown target of a surveyed berth, or null when berth does not own it. */
-export function teardownTargetOf(worktree: WorktreeFacts): TeardownTarget | null {
-  if (worktree.isMain || worktree.marker === null || worktree.adminKey === null) return null;
-  return { path: worktree.entry.path, adminKey: worktree.adminKey, id: worktree.marker.id };
 }
 
 export async function applyTeardown(
@@ -190,9 +185,7 @@ async function recheck(
   const entry: WorktreeEntry | undefined = entries[index];
   if (entry === undefined) return "changed since the plan: git no longer lists this worktree";
   if (index === 0) return "it is the main checkout, which berth never removes";
-  if (entry.locked) {
-    return `it is locked${entry.lockReason ? ` (${entry.lockReason})` : ""}; berth never removes a locked worktree`;
-  }
+  if (entry.locked) return `it is ${lockedPhrase(entry)}; berth never removes a locked worktree`;
   const marker = await readReadyMarker(adminDirFor(repo.location.commonDir, target.adminKey));
   if (marker === null || marker.id !== target.id) {
     return "berth's ready marker is missing or names another berth; berth removes only what it created";

@@ -1,0 +1,116 @@
+import { deleteRef, resolveCommit } from "../../git/refs.js";
+import type { WorktreeFacts } from "../fleet/survey.js";
+
+/**
+ * The one place berth decides whether a berth's branch may be deleted, and
+ * the one way it deletes one. accept, drop and the landed prune all ask
+ * here; none of them restates the rule or reads git's stderr.
+ *
+ * Whether (`branchVerdict`, pure), in this order:
+ *   1. there is a branch: a detached checkout has none to delete;
+ *   2. it is under the branch prefix: berth keeps branches it did not name;
+ *   3. it is not the trunk, ever;
+ *   4. no other checkout holds it: deleting a ref under a checkout leaves
+ *      that checkout on an unborn branch;
+ *   5. its commits survive: its tip is on the trunk (or lands there before
+ *      the delete, accept), or a recovery ref holds it (a forced drop).
+ *
+ * How (`deleteBranch`): a compare-and-swap on the tip the plan saw
+ * (`git update-ref -d <ref> <tip>`), then one typed fate, told apart by
+ * reading the ref once when git refused:
+ *   deleted  the ref was at the tip and is gone;
+ *   absent   there was no such ref any more (someone else deleted it);
+ *   raced    the ref points elsewhere now (`now`): it moved since the plan;
+ *   failed   the ref is still at the tip and git would not delete it
+ *            (a lock, a permission): git's message says why.
+ */
+
+export interface BranchReading {
+  /** The branch the berth is on; null when its HEAD is detached. */
+  branch: string | null;
+  /** The trunk's name; null when the repository has none configured or found. */
+  trunk: string | null;
+  /** `[repository].branch_prefix`. */
+  prefix: string;
+  /** A checkout other than the one being removed has it checked out. */
+  heldByAnotherCheckout: boolean;
+  /** Its tip is on the trunk, or this removal lands it there before the delete. */
+  landed: boolean;
+  /** A recovery ref holds its tip (written before the delete: a forced drop). */
+  recovered: boolean;
+}
+
+export type KeptBecause = "detached" | "outside_prefix" | "trunk" | "checked_out" | "unlanded";
+
+export type BranchVerdict =
+  | { delete: true; branch: string }
+  | { delete: false; branch: string | null; because: KeptBecause };
+
+export function branchVerdict(reading: BranchReading): BranchVerdict {
+  const { branch } = reading;
+  const keep = (because: KeptBecause): BranchVerdict => ({ delete: false, branch, because });
+  if (branch === null) return keep("detached");
+  if (!branch.startsWith(reading.prefix)) return keep("outside_prefix");
+  if (branch === reading.trunk) return keep("trunk");
+  if (reading.heldByAnotherCheckout) return keep("checked_out");
+  if (!reading.landed && !reading.recovered) return keep("unlanded");
+  return { delete: true, branch };
+}
+
+/** Whether a checkout other than `except` (registered, even with its folder gone) has `branch`. */
+export function checkedOutElsewhere(
+  worktrees: readonly WorktreeFacts[],
+  branch: string | null,
+  except: WorktreeFacts | null,
+): boolean {
+  return branch !== null && worktrees.some((w) => w !== except && w.entry.branch === branch);
+}
+
+/** The branch to delete, or null when berth keeps it. */
+export function branchToDelete(reading: BranchReading): string | null {
+  const verdict = branchVerdict(reading);
+  return verdict.delete ? verdict.branch : null;
+}
+
+/** The hint a plan shows for a branch it keeps; `name` names the berth. */
+export function keptBranchHint(
+  verdict: BranchVerdict,
+  reading: BranchReading,
+  name: string,
+): string | null {
+  if (verdict.delete) return null;
+  const branch = verdict.branch;
+  switch (verdict.because) {
+    case "detached":
+      return `${name} is detached; no branch is deleted`;
+    case "outside_prefix":
+      return `branch ${branch} is not under ${reading.prefix}; berth keeps it`;
+    case "trunk":
+      return `branch ${branch} is the trunk; berth keeps it`;
+    case "checked_out":
+      return `branch ${branch} is checked out in another worktree; berth keeps it`;
+    case "unlanded":
+      return `branch ${branch} has commits that are not on the trunk; berth keeps it`;
+  }
+}
+
+export type BranchFate =
+  | { fate: "deleted" }
+  | { fate: "absent" }
+  | { fate: "raced"; now: string }
+  | { fate: "failed"; message: string };
+
+/** Deletes `branch` only if it still points at `tip`; what happened, as a fate. */
+export async function deleteBranch(cwd: string, branch: string, tip: string): Promise<BranchFate> {
+  const ref = `refs/heads/${branch}`;
+  try {
+    await deleteRef(cwd, ref, tip);
+    return { fate: "deleted" };
+  } catch (error) {
+    const message = (error as Error).message;
+    const now = await resolveCommit(cwd, ref).catch(() => undefined);
+    if (now === null) return { fate: "absent" };
+    if (now !== undefined && now !== tip) return { fate: "raced", now };
+    return { fate: "failed", message };
+  }
+}

@@ -1,0 +1,122 @@
+import { UserError } from "../../errors.js";
+import { listIgnoredPaths } from "../../git/ignored.js";
+import type { WorktreeEntry } from "../../git/parse.js";
+import { type DiskUsage, formatBytes, measurePaths } from "../../io/disk-usage.js";
+import { shellQuote } from "../../text.js";
+import { inDestroyOrder, readOwnedEntries } from "../berth/resources.js";
+import type { WorktreeFacts } from "../fleet/survey.js";
+import type { Repository } from "../repo/repository.js";
+import type { TeardownTarget } from "./teardown.js";
+
+/**
+ * The one place the facts of removing a berth are decided, for every plan
+ * that removes one (accept, drop, the landed prune, the contained reclaim)
+ * and for the teardown that carries it out:
+ *   1. what is torn down: a berth's teardown target (`teardownTargetOf` from
+ *      the survey, `plannedTeardownTarget` from a row a plan recorded);
+ *   2. whether it may be: never the main checkout, never a locked worktree,
+ *      never one berth did not create (one refusal each, worded per verb);
+ *   3. which resources are destroyed, in the order the real destroy runs
+ *      (`plannedDestroys`: the same `inDestroyOrder` as berth/resources.ts);
+ *   4. the ignored files that go with the checkout (`ignoredFilesOf`) and
+ *      how a plan says so (`goesWithIt`).
+ * Which branch goes with the berth is decided in ./branch-deletion.ts.
+ */
+
+/** The teardown target of a surveyed berth, or null when berth does not own it. */
+export function teardownTargetOf(worktree: WorktreeFacts): TeardownTarget | null {
+  if (worktree.isMain || worktree.marker === null || worktree.adminKey === null) return null;
+  return { path: worktree.entry.path, adminKey: worktree.adminKey, id: worktree.marker.id };
+}
+
+/** The teardown target a plan recorded for a berth (prune's landed and contained rows). */
+export function plannedTeardownTarget(row: {
+  path: string;
+  admin_key: string;
+  id: string;
+}): TeardownTarget {
+  return { path: row.path, adminKey: row.admin_key, id: row.id };
+}
+
+/** The verbs that refuse up front to remove a berth; each words its refusals its own way. */
+export type RemovingVerb = "accept" | "worktree drop";
+
+interface Wording {
+  main: string;
+  mainNext: string;
+  locked: string;
+  unowned: string;
+  unownedNext: (path: string) => string;
+}
+
+const WORDING: Record<RemovingVerb, Wording> = {
+  accept: {
+    main: "berth accept lands a berth",
+    mainNext: "berth accept <berth> (berth status lists them)",
+    locked: "accept would tear it down, and berth never removes a locked worktree",
+    unowned: "berth did not create it",
+    unownedNext: () => "land it with git yourself, or work in a berth (berth start <name>)",
+  },
+  "worktree drop": {
+    main: "berth never drops it",
+    mainNext: "berth status (to pick a berth to drop)",
+    locked: "berth never drops a locked worktree, not even with --force",
+    unowned: "berth did not create it and will not remove it",
+    unownedNext: (path) => `git worktree remove ${shellQuote(path)} (if you mean to discard it)`,
+  },
+};
+
+/** "locked" with git's lock reason, when it has one. */
+export function lockedPhrase(entry: WorktreeEntry): string {
+  return `locked${entry.lockReason ? ` (${entry.lockReason})` : ""}`;
+}
+
+export function mainCheckoutRefusal(verb: RemovingVerb, path: string): UserError {
+  const wording = WORDING[verb];
+  return new UserError("precondition_failed", `${path} is the main checkout; ${wording.main}.`, {
+    next: wording.mainNext,
+  });
+}
+
+/** `name` is how the berth is named to the person (its id, or its path). */
+export function lockedRefusal(verb: RemovingVerb, name: string, entry: WorktreeEntry): UserError {
+  return new UserError(
+    "precondition_failed",
+    `${name} is ${lockedPhrase(entry)}; ${WORDING[verb].locked}.`,
+    { next: `git worktree unlock ${shellQuote(entry.path)}, then berth ${verb} ${name}` },
+  );
+}
+
+export function unownedRefusal(verb: RemovingVerb, path: string): UserError {
+  const wording = WORDING[verb];
+  return new UserError(
+    "precondition_failed",
+    `${path} has no berth ready marker: ${wording.unowned}.`,
+    { next: wording.unownedNext(path) },
+  );
+}
+
+/**
+ * The resources a teardown of this berth destroys, in the order it destroys
+ * them, and the ledger files it cannot read ("file: reason").
+ */
+export async function plannedDestroys(
+  repo: Repository,
+  owner: { adminKey: string; id: string },
+): Promise<{ resources: string[]; problems: string[] }> {
+  const owned = await readOwnedEntries(repo, owner.adminKey, owner.id);
+  return {
+    resources: inDestroyOrder(owned.entries).map((e) => e.resource),
+    problems: owned.problems,
+  };
+}
+
+/** Ignored files and bytes in a checkout: they go with it (spec 7). Unreadable counts as none. */
+export async function ignoredFilesOf(path: string): Promise<DiskUsage> {
+  return measurePaths(path, await listIgnoredPaths(path).catch(() => []));
+}
+
+/** How a plan's "remove worktree" step says what goes with the checkout. */
+export function goesWithIt(ignored: DiskUsage): string {
+  return `${ignored.files} ignored file(s), ${formatBytes(ignored.bytes)}, go with it`;
+}

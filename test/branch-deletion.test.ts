@@ -1,0 +1,91 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type BranchReading,
+  branchVerdict,
+  deleteBranch,
+  keptBranchHint,
+} from "../src/core/lifecycle/branch-deletion.js";
+import { makeRepo, type TestRepo } from "./helpers/repo.js";
+
+/** The one branch rule, as plain data, and the four fates of its compare-and-swap delete. */
+
+const landed: BranchReading = {
+  branch: "berth/x",
+  trunk: "main",
+  prefix: "berth/",
+  heldByAnotherCheckout: false,
+  landed: true,
+  recovered: false,
+};
+
+describe("branchVerdict: which branch may be deleted", () => {
+  it("deletes a landed branch under the prefix that no other checkout holds", () => {
+    expect(branchVerdict(landed)).toEqual({ delete: true, branch: "berth/x" });
+  });
+
+  it("keeps it for each reason, checked in order", () => {
+    const cases: [Partial<BranchReading>, string][] = [
+      [{ branch: null }, "detached"],
+      [{ branch: "feature/x" }, "outside_prefix"],
+      [{ branch: "main" }, "outside_prefix"],
+      [{ branch: "berth/main", trunk: "berth/main" }, "trunk"],
+      [{ heldByAnotherCheckout: true }, "checked_out"],
+      [{ landed: false }, "unlanded"],
+    ];
+    for (const [change, because] of cases) {
+      expect(branchVerdict({ ...landed, ...change })).toMatchObject({ delete: false, because });
+    }
+  });
+
+  it("never the trunk, even with an empty prefix and a forced removal", () => {
+    const reading = { ...landed, branch: "main", prefix: "", recovered: true };
+    expect(branchVerdict(reading)).toMatchObject({ delete: false, because: "trunk" });
+  });
+
+  it("unlanded commits only go when a recovery ref holds them", () => {
+    expect(branchVerdict({ ...landed, landed: false, recovered: true }).delete).toBe(true);
+  });
+
+  it("the hint a plan shows for a kept branch", () => {
+    const reading = { ...landed, branch: "feature/x" };
+    expect(keptBranchHint(branchVerdict(reading), reading, "x")).toBe(
+      "branch feature/x is not under berth/; berth keeps it",
+    );
+    const detached = { ...landed, branch: null };
+    expect(keptBranchHint(branchVerdict(detached), detached, "x")).toBe(
+      "x is detached; no branch is deleted",
+    );
+    expect(keptBranchHint(branchVerdict(landed), landed, "x")).toBeNull();
+  });
+});
+
+describe("deleteBranch: a compare-and-swap with a typed fate", () => {
+  let repo: TestRepo | undefined;
+  afterEach(() => repo?.cleanup());
+
+  it("deleted, absent, raced and failed", async () => {
+    repo = makeRepo();
+    const first = repo.git(["rev-parse", "HEAD"]);
+    const second = repo.commit("second");
+    repo.git(["branch", "berth/a", first]);
+    repo.git(["branch", "berth/b", second]);
+    repo.git(["branch", "berth/c", first]);
+
+    expect(await deleteBranch(repo.path, "berth/a", first)).toEqual({ fate: "deleted" });
+    expect(repo.git(["branch", "--list", "berth/a"])).toBe("");
+    expect(await deleteBranch(repo.path, "berth/a", first)).toEqual({ fate: "absent" });
+    expect(await deleteBranch(repo.path, "berth/b", first)).toEqual({ fate: "raced", now: second });
+    expect(repo.git(["rev-parse", "berth/b"])).toBe(second);
+
+    // A lock git leaves behind: the ref is still at the tip and git will not delete it.
+    writeFileSync(join(repo.path, ".git", "refs", "heads", "berth", "c.lock"), "");
+    const fate = await deleteBranch(repo.path, "berth/c", first);
+    expect(fate.fate).toBe("failed");
+    expect(fate.fate === "failed" && fate.message).toMatch(
+      /update-ref -d refs\/heads\/berth\/c .* failed/,
+    );
+    expect(repo.git(["rev-parse", "berth/c"])).toBe(first);
+  });
+});
