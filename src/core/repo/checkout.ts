@@ -4,7 +4,7 @@ import { type ReadyMarker, readReadyMarker } from "../../io/ready-marker.js";
 import { berthVariables } from "../berth/env.js";
 import { portFor } from "../berth/identity.js";
 import type { Repository } from "./repository.js";
-import type { Trunk } from "./trunk.js";
+import { createTrunkCommand, describeMissingTrunk, type Trunk } from "./trunk.js";
 
 /**
  * The checkout a verb acts on (gate, update): where it is, the branch it has
@@ -54,18 +54,20 @@ export async function readBranchHead(path: string, verb: string, why: string): P
   return { branch: head.branch, commit: head.commit, tree: head.tree };
 }
 
-/** The trunk's name and tip, refusing when there is none; `consequence` says what that blocks. */
+/**
+ * The trunk's name and tip, refusing when there is none; `consequence` says
+ * what that blocks. When only origin has the trunk branch, the way on is to
+ * create it from there, whatever `next` the caller had in mind.
+ */
 export function requireTrunk(
   trunk: Trunk,
   consequence: string,
   next: string,
 ): { name: string; tip: string } {
   if (trunk.name !== null && trunk.tip !== null) return { name: trunk.name, tip: trunk.tip };
-  const what =
-    trunk.name === null
-      ? "No trunk was found (no origin/HEAD, main or master)"
-      : `The trunk branch "${trunk.name}" does not exist`;
-  throw new UserError("precondition_failed", `${what}; ${consequence}.`, { next });
+  throw new UserError("precondition_failed", `${describeMissingTrunk(trunk)}; ${consequence}.`, {
+    next: createTrunkCommand(trunk) ?? next,
+  });
 }
 
 /** What a project command may know about the checkout it runs in. */

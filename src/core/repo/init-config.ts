@@ -7,7 +7,7 @@ import { renderStarterConfig } from "../../io/config-template.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import type { VerbResult } from "../../result.js";
 import { openRepository } from "./repository.js";
-import { detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
+import { createTrunkHint, detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
 
 export interface InitData {
   path: string;
@@ -35,8 +35,11 @@ export async function initConfig(
   const plan = {
     steps: [{ step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` }],
   };
+  // The file names the trunk either way; berth start needs the local branch.
+  const create = createTrunkHint(trunk);
+  const trunkHints = create === null ? [] : [create];
   if (options.dryRun)
-    return { ok: true, verb: "init", data: { path, trunk: trunkName }, plan, hints: [] };
+    return { ok: true, verb: "init", data: { path, trunk: trunkName }, plan, hints: trunkHints };
   await writeFile(path, renderStarterConfig(trunkName), { flag: "wx" });
   return {
     ok: true,
@@ -44,6 +47,6 @@ export async function initConfig(
     data: { path, trunk: trunkName },
     plan,
     steps: [{ step: "write berth.toml", target: path, outcome: "done" }],
-    hints: ["berth.toml is yours to commit; berth never commits anything itself"],
+    hints: [...trunkHints, "berth.toml is yours to commit; berth never commits anything itself"],
   };
 }
