@@ -71,7 +71,8 @@ export async function readStatus(
   options: StatusOptions,
 ): Promise<VerbResult<StatusData>> {
   const repo = await openRepository(ctx);
-  const inMain = repo.location.toplevel === repo.mainPath;
+  // The main checkout and a bare repository's own folder (no checkout) see the fleet.
+  const inMain = repo.location.toplevel === repo.mainPath || repo.location.toplevel === null;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
   const survey = await surveyFleet(
     repo,

@@ -310,6 +310,7 @@ async function planLand(pc: PlanContext, subject: LandSubject): Promise<AcceptPl
   const holders = trunkHolders(
     survey.worktrees.map((x) => x.entry),
     trunk.name,
+    repo,
   );
   const [linked] = holders.linked;
   if (linked !== undefined) {
@@ -758,7 +759,7 @@ async function landUnderLock(
       { next: `berth update, then berth accept ${data.id}`, data, nothingChanged },
     );
   }
-  const holders = trunkHolders(entries, data.trunk.name);
+  const holders = trunkHolders(entries, data.trunk.name, repo);
   const [linked] = holders.linked;
   if (linked !== undefined) {
     throw refusal(`${data.trunk.name} is checked out in ${linked} since the plan; ${nothing}.`, {
@@ -833,7 +834,7 @@ async function finishFollow(plan: AcceptPlan, steps: StepOutcome[]): Promise<str
     listWorktrees(main),
     resolveCommit(main, `refs/heads/${record.trunk}`),
   ]);
-  if (tip === null || entries[0]?.branch !== record.trunk) {
+  if (tip === null || !trunkHolders(entries, record.trunk, repo).mainFollows) {
     steps.push({
       step: "update main checkout",
       target: main,

@@ -4,6 +4,7 @@ import { indexFileOf, indexMatches, refreshIndex, twoTreeUpdate } from "../../gi
 import { readWorktreeStatus } from "../../git/status.js";
 import { findPathsInTheWay } from "../../io/in-the-way.js";
 import { withIndexCopy } from "../../io/index-copy.js";
+import { type MainCheckoutPlace, mainCheckoutIndex } from "../repo/main-checkout.js";
 
 /**
  * The checkout that has the trunk checked out, when the trunk moves under it
@@ -20,12 +21,20 @@ export interface TrunkHolders {
   linked: string[];
 }
 
-/** Who has `trunk` checked out; `entries` in `git worktree list` order (the main checkout first). */
-export function trunkHolders(entries: readonly WorktreeEntry[], trunk: string): TrunkHolders {
+/**
+ * Who has `trunk` checked out; `entries` in `git worktree list` order, and
+ * `place` tells the main checkout (core/repo/main-checkout.ts).
+ */
+export function trunkHolders(
+  entries: readonly WorktreeEntry[],
+  trunk: string,
+  place: MainCheckoutPlace,
+): TrunkHolders {
+  const main = entries[mainCheckoutIndex(entries, place)];
   const holders = entries.filter((e) => !e.prunable && !e.bare && e.branch === trunk);
   return {
-    mainFollows: entries[0] !== undefined && holders.includes(entries[0]),
-    linked: holders.filter((e) => e !== entries[0]).map((e) => e.path),
+    mainFollows: main !== undefined && holders.includes(main),
+    linked: holders.filter((e) => e !== main).map((e) => e.path),
   };
 }
 

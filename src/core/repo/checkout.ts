@@ -17,15 +17,15 @@ export interface CheckoutLocation {
   adminDir: string;
 }
 
-/** The checkout berth was run from; refuses inside a .git folder. */
+/** The checkout berth was run from; refuses in a bare repository's folder, which has none. */
 export function currentCheckout(repo: Repository, verb: string): CheckoutLocation {
   const path = repo.location.toplevel;
   if (path === null) {
     throw new UserError(
       "precondition_failed",
-      `berth ${verb} runs in a checkout, not inside a .git folder.`,
+      `berth ${verb} runs in a checkout, and ${repo.location.cwd} is a bare repository's folder.`,
       {
-        next: `cd into the berth's working tree, then berth ${verb}`,
+        next: `cd into the berth's working tree (berth status lists them), then berth ${verb}`,
       },
     );
   }
