@@ -168,11 +168,25 @@ describe("pure pieces", () => {
       prunable: false,
       prunableReason: null,
     });
-    expect(trunkHolders([entry("/r", "main"), entry("/w", "berth/x")], "main")).toEqual({
+    const classic = { mainPath: "/r", bareDir: null };
+    expect(trunkHolders([entry("/r", "main"), entry("/w", "berth/x")], "main", classic)).toEqual({
       mainFollows: true,
       linked: [],
     });
-    expect(trunkHolders([entry("/r", null), entry("/w", "main")], "main")).toEqual({
+    expect(trunkHolders([entry("/r", null), entry("/w", "main")], "main", classic)).toEqual({
+      mainFollows: false,
+      linked: ["/w"],
+    });
+    // A bare repository: its main checkout is the worktree on its default branch, wherever listed.
+    const bare = { ...entry("/r.git", null), head: null, bare: true };
+    const fleet = [bare, entry("/w", "berth/x"), entry("/main", "main")];
+    const bareRepo = { mainPath: "/main", bareDir: "/r.git" };
+    expect(trunkHolders(fleet, "main", bareRepo)).toEqual({ mainFollows: true, linked: [] });
+    expect(trunkHolders(fleet.slice(1), "main", bareRepo)).toEqual({
+      mainFollows: true,
+      linked: [],
+    });
+    expect(trunkHolders(fleet, "berth/x", bareRepo)).toEqual({
       mainFollows: false,
       linked: ["/w"],
     });

@@ -133,6 +133,19 @@ describe("runChecks", () => {
     expect(readFileSync(runs.lint?.logPath ?? "", "utf8")).toBe("clean\n");
   });
 
+  it("decodes UTF-8 split across reads, in the log and the tail (issue 15: é became U+FFFD)", async () => {
+    // "é" is C3 A9 and "修" is E4 BF AE: each is written in two parts, a pause apart,
+    // so the reader gets them in separate chunks, on stdout and on stderr.
+    const split =
+      "printf 'caf\\303'; sleep 0.3; printf '\\251 ok\\n'; printf '\\344\\277' >&2; sleep 0.3; printf '\\256\\n' >&2";
+    const [result] = await run([check("utf8", split)]);
+    expect(result?.outcome).toBe("passed");
+    const log = readFileSync(result?.logPath ?? "", "utf8");
+    expect(log).toBe("café ok\n修\n");
+    expect(result?.tail).toBe("café ok\n修");
+    expect(log).not.toContain("\uFFFD");
+  });
+
   it("stops everything when its signal aborts", async () => {
     dir = makeTempDir();
     const controller = new AbortController();

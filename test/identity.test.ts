@@ -47,6 +47,14 @@ describe("ids", () => {
     expect(slug).toBe("implement-the-very-long-feature-name");
   });
 
+  it("folds accents before dropping other characters (issue 15: café became caf)", () => {
+    expect(slugify("café 修正")).toBe("cafe");
+    expect(slugify("Ünïcödé Naïve façade")).toBe("unicode-naive-facade");
+    // NFKD also unfolds compatibility forms: the "ﬁ" ligature, full-width digits.
+    expect(slugify("ﬁx １２")).toBe("fix-12");
+    expect(mintId("café", hex)).toEqual({ id: "cafe-abcdef", nameNote: expect.any(String) });
+  });
+
   it("hard-cuts a single long word", () => {
     expect(slugify("x".repeat(60))).toBe("x".repeat(40));
   });

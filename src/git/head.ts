@@ -27,3 +27,9 @@ export async function readHead(cwd: string): Promise<HeadState> {
     branch: symbolic.exitCode === 0 ? symbolic.stdout.trim() : null,
   };
 }
+
+/** The branch HEAD names in the repository at `cwd` (a bare repository's default branch), or null. */
+export async function readHeadBranch(cwd: string): Promise<string | null> {
+  const result = await runGit(["symbolic-ref", "-q", "--short", "HEAD"], { cwd, okCodes: [1] });
+  return result.exitCode === 0 ? result.stdout.trim() || null : null;
+}

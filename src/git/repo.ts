@@ -1,6 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { GitError, UserError } from "../errors.js";
+import { shellCommand } from "../text.js";
 import { runGit } from "./run.js";
 
 /** Where a repository keeps things, as seen from one folder inside it. */
@@ -11,31 +12,35 @@ export interface RepoLocation {
   commonDir: string;
   /** `git rev-parse --git-dir`: this worktree's admin dir (== commonDir in the main checkout). */
   gitDir: string;
-  /** Top of the checkout containing cwd; null inside a .git folder. */
+  /** Top of the checkout containing cwd; null in a bare repository's folder. */
   toplevel: string | null;
   /** The primary working tree, when it can be told from the common dir. */
   mainPath: string | null;
 }
 
-/** One rev-parse answers every discovery question; a second only to explain a refusal. */
+const DISCOVERY_ARGS = [
+  "rev-parse",
+  "--path-format=absolute",
+  "--git-common-dir",
+  "--git-dir",
+  "--is-bare-repository",
+] as const;
+
+/**
+ * One rev-parse answers every discovery question; a second only in a bare
+ * repository's folder (which has no toplevel) or to explain a refusal.
+ */
 export async function discoverRepo(cwdIn: string): Promise<RepoLocation> {
   const cwd = await realpath(cwdIn).catch(() => cwdIn);
-  const args = [
-    "rev-parse",
-    "--path-format=absolute",
-    "--git-common-dir",
-    "--git-dir",
-    "--is-bare-repository",
-    "--show-toplevel",
-  ];
-  let lines: string[];
+  refuseNewlinePath(cwd);
+  let output: string;
   try {
-    lines = (await runGit(args, { cwd })).stdout.split("\n");
+    output = (await runGit([...DISCOVERY_ARGS, "--show-toplevel"], { cwd })).stdout;
   } catch (error) {
-    throw await explainDiscoveryFailure(cwd, error);
+    return discoverOutsideCheckout(cwd, error);
   }
-  const [commonDir = "", gitDir = "", bare = "", toplevel = ""] = lines;
-  if (bare === "true") throw bareRefusal(cwd);
+  const [commonDir = "", gitDir = "", bare = "", toplevel = ""] = answers(output, 4);
+  if (bare === "true") return { cwd, commonDir, gitDir, toplevel: null, mainPath: null };
   return {
     cwd,
     commonDir,
@@ -45,27 +50,62 @@ export async function discoverRepo(cwdIn: string): Promise<RepoLocation> {
   };
 }
 
-async function explainDiscoveryFailure(cwd: string, error: unknown): Promise<Error> {
-  if (!(error instanceof GitError)) return error as Error;
+/** rev-parse's answers, one a line; more lines than answers means a path holds a newline. */
+function answers(output: string, count: number): string[] {
+  const lines = output.split("\n");
+  if (lines.length !== count + 1) throw newlinePathRefusal(null);
+  return lines.slice(0, count);
+}
+
+/**
+ * berth refuses any repository or worktree path that contains a newline
+ * (docs/decisions/0018): git answers with one path a line in places that have
+ * no -z form (rev-parse), so such a path would be read as two.
+ */
+export function refuseNewlinePath(path: string): void {
+  if (path.includes("\n")) throw newlinePathRefusal(path);
+}
+
+function newlinePathRefusal(path: string | null): UserError {
+  const why = "git prints paths one a line, so berth would read it as two paths";
+  if (path === null) {
+    return new UserError(
+      "precondition_failed",
+      `A path of this repository (its folder, its git dir or this checkout) contains a newline; ${why}.`,
+      {
+        next: "move or rename the folder so that no path has a newline, then git worktree repair",
+      },
+    );
+  }
+  // The first folder whose name holds the newline is the one to rename.
+  const parts = path.split("/");
+  const at = parts.findIndex((part) => part.includes("\n"));
+  const folder = parts.slice(0, at + 1).join("/");
+  const renamed = [...parts.slice(0, at), (parts[at] ?? "").replace(/\n+/g, "-")].join("/");
+  return new UserError(
+    "precondition_failed",
+    `The path ${JSON.stringify(path)} contains a newline; ${why}. Rename the folder (then run git worktree repair if the repository has linked worktrees).`,
+    { next: shellCommand(["mv", folder, renamed]) },
+  );
+}
+
+/**
+ * --show-toplevel fails outside a checkout: in a bare repository's folder
+ * (a place berth can survey the fleet from) and inside a .git folder (refused).
+ */
+async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<RepoLocation> {
+  if (!(error instanceof GitError)) throw error;
   if (/not a git repository/i.test(error.stderr)) {
-    return new UserError("not_a_repository", `${cwd} is not inside a git repository.`, {
+    throw new UserError("not_a_repository", `${cwd} is not inside a git repository.`, {
       next: "cd into a git repository (or run `git init`)",
     });
   }
-  // --show-toplevel fails in a bare repository or inside the .git folder.
-  const probe = await runGit(["rev-parse", "--is-bare-repository"], { cwd }).catch(() => null);
-  if (probe?.stdout.trim() === "true") return bareRefusal(cwd);
-  return new UserError("not_a_repository", `${cwd} is not inside a checkout of a git repository.`, {
+  const probe = await runGit(DISCOVERY_ARGS, { cwd }).catch(() => null);
+  const [commonDir = "", gitDir = "", bare = ""] = probe ? answers(probe.stdout, 3) : [];
+  if (bare === "true") return { cwd, commonDir, gitDir, toplevel: null, mainPath: null };
+  throw new UserError("not_a_repository", `${cwd} is not inside a checkout of a git repository.`, {
     next: "cd into the repository's working tree",
   });
-}
-
-function bareRefusal(cwd: string): UserError {
-  return new UserError(
-    "not_a_repository",
-    `${cwd} is a bare repository; berth needs a main checkout to work from.`,
-    { next: "clone it with a working tree (git clone <url>) and run berth there" },
-  );
 }
 
 /** Whether the repository has any commit at all. */

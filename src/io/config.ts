@@ -226,7 +226,13 @@ const resourcesSchema = v.pipe(
 );
 
 const worktreeSchema = table({
-  root: v.optional(string('a path (or "" for the sibling folder)'), ""),
+  // Berths live under it, and berth refuses paths with a newline (docs/decisions/0018).
+  root: v.optional(
+    checkedString('a path (or "" for the sibling folder)', (text) =>
+      text.includes("\n") ? "it contains a newline" : null,
+    ),
+    "",
+  ),
   env_files: stringArray(nonEmptyString("a non-empty file path"), () => [".env", ".env.local"]),
   inherit_env: stringArray(
     v.pipe(

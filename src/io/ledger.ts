@@ -1,8 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { link, mkdir, readdir, rm, rmdir, unlink, writeFile } from "node:fs/promises";
+import { readdir, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
-import { readJsonFile, writeJsonAtomic } from "./atomic.js";
+import { createFileAtomic, readJsonFile, writeJsonAtomic } from "./atomic.js";
 import { sharedStateDir } from "./paths.js";
 
 /**
@@ -74,23 +73,18 @@ export function ledgerEntryPath(commonDir: string, adminKey: string, resource: s
 /**
  * Records a resource that is about to be created. Never replaces an existing
  * entry (that would lose track of a live resource): the file is written whole
- * under a temporary name and hard-linked into place, which fails when the
- * name is taken.
+ * under a temporary name and hard-linked into place (io/atomic.ts), which
+ * fails when the name is taken.
  */
 export async function recordLedgerEntry(commonDir: string, entry: LedgerEntry): Promise<void> {
   const path = ledgerEntryPath(commonDir, entry.admin_key, entry.resource);
-  await mkdir(ledgerDirFor(commonDir, entry.admin_key), { recursive: true });
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    await writeFile(temp, `${JSON.stringify(entry, null, 2)}\n`, { flag: "wx" });
-    await link(temp, path);
+    await createFileAtomic(path, `${JSON.stringify(entry, null, 2)}\n`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") {
       throw new LedgerConflictError(path);
     }
     throw error;
-  } finally {
-    await rm(temp, { force: true });
   }
 }
 

@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { link, mkdir, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { UserError } from "../errors.js";
+import { createFileAtomic } from "./atomic.js";
 import { sharedStateDir } from "./paths.js";
 
 /**
@@ -97,16 +97,12 @@ type Holder =
   | { kind: "live"; text: string; owner: LockOwner | null };
 
 async function tryCreate(path: string, content: string): Promise<boolean> {
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    await writeFile(temp, content, { flag: "wx" });
-    await link(temp, path);
+    await createFileAtomic(path, content);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw error;
-  } finally {
-    await rm(temp, { force: true });
   }
 }
 

@@ -7,9 +7,14 @@ import { randomBytes } from "node:crypto";
 
 const MAX_SLUG = 40;
 
-/** Lowercase, runs of [^a-z0-9] collapsed to "-", trimmed, cut to 40 at a word boundary. */
+/**
+ * Accents folded (NFKD, combining marks dropped: "café" -> "cafe"), lowercase,
+ * runs of [^a-z0-9] collapsed to "-", trimmed, cut to 40 at a word boundary.
+ */
 export function slugify(name: string): string {
   const slug = name
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "");

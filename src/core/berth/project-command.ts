@@ -44,11 +44,14 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
     let output = "";
     let timedOut = false;
     let aborted = false;
-    const collect = (chunk: Buffer) => {
-      const text = chunk.toString();
+    const collect = (text: string) => {
       options.onOutput?.(text);
       output = (output + text).slice(-KEEP_OUTPUT);
     };
+    // Each stream decodes UTF-8 across chunk boundaries: a character split
+    // between two reads must not turn into replacement characters.
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
     child.stdout.on("data", collect);
     child.stderr.on("data", collect);
 

@@ -3,6 +3,7 @@ import type { VerbResult } from "../../result.js";
 import { portFor } from "../berth/identity.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
+import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
 import type { ContainmentEvidence, KeptRef } from "./containment.js";
 import { readFleet } from "./reading.js";
@@ -71,7 +72,8 @@ export async function readStatus(
   options: StatusOptions,
 ): Promise<VerbResult<StatusData>> {
   const repo = await openRepository(ctx);
-  const inMain = repo.location.toplevel === repo.mainPath;
+  // The main checkout and a bare repository's own folder (no checkout) see the fleet.
+  const inMain = repo.location.toplevel === repo.mainPath || repo.location.toplevel === null;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
   const { survey, inScope, receipts, activity, containment } = await readFleet(repo, {
     now: () => ctx.now(),
@@ -85,13 +87,7 @@ export async function readStatus(
     return withActivity(toStatusRow(survey, w, receipts.get(w.entry.path), evidence), activity);
   });
   const hints: string[] = [];
-  if (survey.trunk.tip === null) {
-    hints.push(
-      survey.trunk.name === null
-        ? "no trunk found (no origin/HEAD, main or master): set [repository].trunk in berth.toml"
-        : `trunk ${survey.trunk.name} does not exist yet; ahead/behind are unknown`,
-    );
-  }
+  if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
   if (activity.logbook === "unreadable") {
     hints.push("the logbook could not be read: running and last_action are unknown");
   }
@@ -106,6 +102,15 @@ export async function readStatus(
     },
     hints,
   };
+}
+
+function missingTrunkHint(trunk: Trunk): string {
+  if (trunk.name === null) {
+    return "no trunk found (no origin/HEAD, main or master): set [repository].trunk in berth.toml";
+  }
+  const create = createTrunkHint(trunk);
+  if (create !== null) return `${create} (ahead/behind are unknown meanwhile)`;
+  return `trunk ${trunk.name} does not exist yet; ahead/behind are unknown`;
 }
 
 export function toStatusRow(

@@ -7,6 +7,7 @@ import { listWorktrees } from "../../git/worktrees.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
 import { adminDirFor } from "../../io/paths.js";
 import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js";
+import { mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "../repo/trunk.js";
 import { type Ancestry, readAncestry } from "./commit-graph.js";
@@ -93,18 +94,25 @@ export async function surveyFleet(
 
   const currentPath = await findCurrentPath(entries, repo.location.toplevel);
   const wantStatus = options.readStatusOf ?? (() => true);
-  const partial = entries.map((entry, i) => {
-    const isMain = i === 0;
+  const mainIndex = mainCheckoutIndex(entries, repo);
+  // A bare repository's own entry is no checkout: the fleet is its worktrees.
+  const partial = entries.flatMap((entry, i) => {
+    if (entry.bare) return [];
+    const isMain = i === mainIndex;
     const isCurrent = entry.path === currentPath;
-    const adminKey = isMain ? null : (adminKeys.get(entry.path) ?? null);
-    const adminDir = isMain
-      ? repo.location.commonDir
-      : adminKey === null
-        ? null
-        : adminDirFor(repo.location.commonDir, adminKey);
+    // A bare repository's main checkout is a linked worktree with an admin dir of its own.
+    const adminKey = adminKeys.get(entry.path) ?? null;
+    const adminDir =
+      adminKey !== null
+        ? adminDirFor(repo.location.commonDir, adminKey)
+        : isMain
+          ? repo.location.commonDir
+          : null;
     const marker = adminDir && !isMain ? readReadyMarkerSync(adminDir) : null;
-    const read = !entry.prunable && !entry.bare && wantStatus({ isMain, isCurrent, entry });
-    return { entry, isMain, isCurrent, adminKey, adminDir, marker, read };
+    const read = !entry.prunable && wantStatus({ isMain, isCurrent, entry });
+    return [
+      { entry, isMain, isCurrent, adminKey: isMain ? null : adminKey, adminDir, marker, read },
+    ];
   });
   const toRead = partial.filter((p) => p.read).map((p) => p.entry.path);
   const statusByPath = new Map(early === null ? [] : await early);

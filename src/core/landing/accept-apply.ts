@@ -96,7 +96,7 @@ async function landUnderLock(
       { next: `berth update, then berth accept ${data.id}`, data, nothingChanged },
     );
   }
-  const holders = trunkHolders(entries, data.trunk.name);
+  const holders = trunkHolders(entries, data.trunk.name, repo);
   const [linked] = holders.linked;
   if (linked !== undefined) {
     throw refusal(`${data.trunk.name} is checked out in ${linked} since the plan; ${nothing}.`, {

@@ -111,6 +111,7 @@ async function planLand(pc: PlanContext, subject: AcceptableWorktree): Promise<A
   const holders = trunkHolders(
     survey.worktrees.map((x) => x.entry),
     trunk.name,
+    repo,
   );
   const [linked] = holders.linked;
   if (linked !== undefined) {

@@ -7,6 +7,7 @@ import { listWorktrees } from "../../git/worktrees.js";
 import { withIndexCopy } from "../../io/index-copy.js";
 import type { StepOutcome } from "../../result.js";
 import { shellQuote, shortOid } from "../../text.js";
+import { type MainCheckoutPlace, mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { AcceptData, AcceptPlan } from "./accept.js";
 import { untrackedFilesInTheWay } from "./files-in-the-way.js";
 
@@ -32,11 +33,16 @@ export interface TrunkHolders {
 }
 
 /** Who has `trunk` checked out; `entries` in `git worktree list` order (the main checkout first). */
-export function trunkHolders(entries: readonly WorktreeEntry[], trunk: string): TrunkHolders {
+export function trunkHolders(
+  entries: readonly WorktreeEntry[],
+  trunk: string,
+  place: MainCheckoutPlace,
+): TrunkHolders {
+  const main = entries[mainCheckoutIndex(entries, place)];
   const holders = entries.filter((e) => !e.prunable && !e.bare && e.branch === trunk);
   return {
-    mainFollows: entries[0] !== undefined && holders.includes(entries[0]),
-    linked: holders.filter((e) => e !== entries[0]).map((e) => e.path),
+    mainFollows: main !== undefined && holders.includes(main),
+    linked: holders.filter((e) => e !== main).map((e) => e.path),
   };
 }
 
@@ -159,7 +165,7 @@ export async function finishFollow(plan: AcceptPlan, steps: StepOutcome[]): Prom
     listWorktrees(main),
     resolveCommit(main, `refs/heads/${record.trunk}`),
   ]);
-  if (tip === null || entries[0]?.branch !== record.trunk) {
+  if (tip === null || !trunkHolders(entries, record.trunk, repo).mainFollows) {
     steps.push({
       step: "update main checkout",
       target: main,

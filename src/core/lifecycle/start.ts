@@ -29,7 +29,7 @@ import {
 import { describeSetupFailure, runSetupEnsure, runSetupSteps } from "../berth/setup-steps.js";
 import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
 import { openRepository, type Repository } from "../repo/repository.js";
-import { detectTrunk } from "../repo/trunk.js";
+import { createTrunkCommand, describeMissingTrunk, detectTrunk } from "../repo/trunk.js";
 import { applyTeardown } from "./teardown.js";
 
 export interface StartOptions {
@@ -415,12 +415,10 @@ async function chooseBase(
   if (from !== undefined) return resolveBase(repo.location.cwd, from, refs);
   const trunk = detectTrunk(repo.config, refs);
   if (trunk.name === null || trunk.tip === null) {
-    const what =
-      trunk.name === null
-        ? "No trunk was found (no origin/HEAD, main or master)"
-        : `The trunk branch "${trunk.name}" does not exist`;
-    throw new UserError("precondition_failed", `${what}; nothing changed.`, {
-      next: "berth start <name> --from <ref>, or set [repository].trunk in berth.toml",
+    throw new UserError("precondition_failed", `${describeMissingTrunk(trunk)}; nothing changed.`, {
+      next:
+        createTrunkCommand(trunk) ??
+        "berth start <name> --from <ref>, or set [repository].trunk in berth.toml",
     });
   }
   // By name: the trunk's own tip, whatever the calling checkout has checked out.

@@ -6,7 +6,7 @@ import { shellCommand } from "../../text.js";
 import { berthVariables } from "../berth/env.js";
 import { portFor } from "../berth/identity.js";
 import type { Repository } from "./repository.js";
-import type { Trunk } from "./trunk.js";
+import { createTrunkCommand, describeMissingTrunk, type Trunk } from "./trunk.js";
 
 /**
  * The checkout a verb acts on (gate, update): where it is, the branch it has
@@ -19,15 +19,15 @@ export interface CheckoutLocation {
   adminDir: string;
 }
 
-/** The checkout berth was run from; refuses inside a .git folder. */
+/** The checkout berth was run from; refuses in a bare repository's folder, which has none. */
 export function currentCheckout(repo: Repository, verb: string): CheckoutLocation {
   const path = repo.location.toplevel;
   if (path === null) {
     throw new UserError(
       "precondition_failed",
-      `berth ${verb} runs in a checkout, not inside a .git folder.`,
+      `berth ${verb} runs in a checkout, and ${repo.location.cwd} is a bare repository's folder.`,
       {
-        next: `cd into the berth's working tree, then berth ${verb}`,
+        next: `cd into the berth's working tree (berth status lists them), then berth ${verb}`,
       },
     );
   }
@@ -82,18 +82,20 @@ export async function readBranchHead(path: string, verb: string, why: string): P
   return { branch: head.branch, commit: head.commit, tree: head.tree };
 }
 
-/** The trunk's name and tip, refusing when there is none; `consequence` says what that blocks. */
+/**
+ * The trunk's name and tip, refusing when there is none; `consequence` says
+ * what that blocks. When only origin has the trunk branch, the way on is to
+ * create it from there, whatever `next` the caller had in mind.
+ */
 export function requireTrunk(
   trunk: Trunk,
   consequence: string,
   next: string,
 ): { name: string; tip: string } {
   if (trunk.name !== null && trunk.tip !== null) return { name: trunk.name, tip: trunk.tip };
-  const what =
-    trunk.name === null
-      ? "No trunk was found (no origin/HEAD, main or master)"
-      : `The trunk branch "${trunk.name}" does not exist`;
-  throw new UserError("precondition_failed", `${what}; ${consequence}.`, { next });
+  throw new UserError("precondition_failed", `${describeMissingTrunk(trunk)}; ${consequence}.`, {
+    next: createTrunkCommand(trunk) ?? next,
+  });
 }
 
 /** What a project command may know about the checkout it runs in. */

@@ -7,7 +7,7 @@ import { renderStarterConfig } from "../../io/config-template.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
 import { openRepository } from "./repository.js";
-import { detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
+import { createTrunkHint, detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
 
 export interface InitData {
   path: string;
@@ -34,13 +34,18 @@ export async function initConfig(
   const trunkName = trunk.name ?? "main";
   const data: InitData = { path, trunk: trunkName };
   const plan = [{ step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` }];
-  if (options.dryRun) return plannedResult("init", data, plan);
+  // The file names the trunk either way; berth start needs the local branch.
+  const create = createTrunkHint(trunk);
+  const trunkHints = create === null ? [] : [create];
+  if (options.dryRun) return plannedResult("init", data, plan, { hints: trunkHints });
   await writeFile(path, renderStarterConfig(trunkName), { flag: "wx" });
   return appliedResult(
     "init",
     data,
     plan,
     [{ step: "write berth.toml", target: path, outcome: "done" }],
-    { hints: ["berth.toml is yours to commit; berth never commits anything itself"] },
+    {
+      hints: [...trunkHints, "berth.toml is yours to commit; berth never commits anything itself"],
+    },
   );
 }

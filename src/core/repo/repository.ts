@@ -1,22 +1,36 @@
+import { dirname, join } from "node:path";
 import type { Context } from "../../context.js";
-import { discoverRepo, type RepoLocation } from "../../git/repo.js";
+import { UserError } from "../../errors.js";
+import { readHeadBranch } from "../../git/head.js";
+import { resolveCommit } from "../../git/refs.js";
+import { discoverRepo, type RepoLocation, refuseNewlinePath } from "../../git/repo.js";
 import { listWorktrees } from "../../git/worktrees.js";
 import { loadConfig } from "../../io/config.js";
 import type { Config } from "../../io/config-types.js";
+import { shellCommand } from "../../text.js";
+import { findMainCheckout } from "./main-checkout.js";
 
 /** A repository as every verb needs it: where it lives and how it is configured. */
 export interface Repository {
   location: RepoLocation;
-  /** The main checkout: berth.toml is read from here and resource commands run here. */
+  /** The main checkout (core/repo/main-checkout.ts): berth.toml is read from here. */
   mainPath: string;
+  /**
+   * The bare repository whose linked worktrees make up the fleet
+   * (`git clone --bare`, then `git worktree add`); null for a repository
+   * with a working tree of its own.
+   */
+  bareDir: string | null;
   config: Config;
 }
 
 export async function openRepository(ctx: Context): Promise<Repository> {
   const location = await discoverRepo(ctx.cwd);
-  // A main checkout with a separate git dir: ask git which checkout is first.
-  const mainPath =
-    location.mainPath ?? (await listWorktrees(location.cwd))[0]?.path ?? location.cwd;
+  const { mainPath, bareDir } =
+    location.mainPath === null
+      ? await locateMainCheckout(location)
+      : { mainPath: location.mainPath, bareDir: null };
+  refuseNewlinePath(mainPath);
   const config = await loadConfig(mainPath);
   ctx.journal.bind?.({
     commonDir: location.commonDir,
@@ -24,5 +38,41 @@ export async function openRepository(ctx: Context): Promise<Repository> {
     toplevel: location.toplevel,
     enabled: config.logbook.enabled,
   });
-  return { location, mainPath, config };
+  return { location, mainPath, bareDir, config };
+}
+
+/** A main checkout with a separate git dir, or a bare repository's: ask git's worktree list. */
+async function locateMainCheckout(
+  location: RepoLocation,
+): Promise<{ mainPath: string; bareDir: string | null }> {
+  const entries = await listWorktrees(location.cwd);
+  const first = entries[0];
+  if (first === undefined) return { mainPath: location.cwd, bareDir: null };
+  if (!first.bare) return { mainPath: first.path, bareDir: null };
+  const headBranch = await readHeadBranch(location.commonDir);
+  const main = findMainCheckout(entries, headBranch);
+  if (main === null) {
+    const born =
+      headBranch !== null && (await resolveCommit(first.path, `refs/heads/${headBranch}`));
+    throw bareWithoutMainCheckout(first.path, born ? headBranch : null);
+  }
+  return { mainPath: main.path, bareDir: first.path };
+}
+
+/** No checkout of the default branch; `headBranch` is null when HEAD names no branch with commits. */
+function bareWithoutMainCheckout(bareDir: string, headBranch: string | null): UserError {
+  const why = "berth reads berth.toml from the worktree that has its default branch checked out";
+  if (headBranch === null) {
+    return new UserError(
+      "not_a_repository",
+      `${bareDir} is a bare repository whose HEAD names no branch with commits; ${why}.`,
+      { next: "clone it with a working tree (git clone <url>) and run berth there" },
+    );
+  }
+  const path = join(dirname(bareDir), headBranch.replace(/\//g, "-"));
+  return new UserError(
+    "not_a_repository",
+    `${bareDir} is a bare repository and no worktree has its default branch ${headBranch} checked out; ${why}.`,
+    { next: shellCommand(["git", "-C", bareDir, "worktree", "add", path, headBranch]) },
+  );
 }

@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { receiptPath } from "../src/io/receipt-file.js";
+import { BERTH_BIN, collectRun, makeRepo, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * A gate's checks run in their own process groups, so a signal that ends
+ * berth never reaches them by itself: berth must stop them. Closing the
+ * terminal sends SIGHUP (issue 15: the checks were left running as orphans).
+ */
+
+let repo: TestRepo | undefined;
+const leftovers: number[] = [];
+afterEach(() => {
+  for (const pid of leftovers.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  repo?.cleanup();
+});
+
+/** A process that no longer runs; a zombie waiting for its new parent to reap it counts as gone. */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+async function waitFor(what: string, test: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("a signal to berth gate stops the checks' processes", () => {
+  for (const signal of ["SIGHUP", "SIGINT", "SIGTERM"] as const) {
+    it(`${signal}: the running check's processes are gone within seconds, no receipt`, async () => {
+      repo = makeRepo();
+      const pidFile = join(repo.dir.path, "check.pid");
+      // The check starts a long-running child of its own and records that child's pid.
+      const check = `sleep 300 & echo $! > ${pidFile}; wait`;
+      repo.write("berth.toml", `[gate]\nchecks = [{ name = "long", run = "${check}" }]\n`);
+      repo.commit("gate with one long check");
+
+      const child = spawn(process.execPath, [BERTH_BIN, "gate", "--json"], {
+        cwd: repo.path,
+        env: repo.env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const done = collectRun(child);
+      await waitFor("the check to start", () => existsSync(pidFile), 20_000);
+      const sleeper = Number(readFileSync(pidFile, "utf8").trim());
+      leftovers.push(sleeper);
+      expect(isGone(sleeper)).toBe(false);
+
+      child.kill(signal);
+      await waitFor(`the check's process ${sleeper} to end`, () => isGone(sleeper), 5_000);
+      const run = await done;
+      expect(run.code).toBe(1);
+      expect(run.json?.data?.checks?.[0]).toMatchObject({ name: "long", outcome: "stopped" });
+      expect(existsSync(receiptPath(join(repo.path, ".git")))).toBe(false);
+    });
+  }
+});
