@@ -392,6 +392,9 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
       return world.tryGit(op.path, ["checkout", "-q", "--detach"]) ? "detached" : "detach failed";
     case "land-by-hand": {
       const main = world.mainPath;
+      // git's own fast-forward may rewrite a dirty main checkout's files (a deleted
+      // file comes back); that loss is git's, so the model lands by hand only when clean.
+      if (world.hasDirt(main)) return "skipped: the main checkout has uncommitted changes";
       const ok = world.tryGit(main, ["merge", "-q", "--ff-only", op.branch]);
       return ok ? "fast-forwarded the trunk by hand" : "not a fast-forward";
     }
