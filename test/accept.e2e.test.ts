@@ -407,10 +407,12 @@ describe("a landing that stopped half-way is finished by accepting again", () =>
     expect(row.state).toBe("landed");
     const moves = trunkMoves(repo);
 
-    writeFileSync(
-      join(repo.path, "berth.toml"),
-      failing.replace(`'echo "cannot drop"; exit 3'`, `'echo "destroy $BERTH_ID" >> "$MARKER"'`),
-    );
+    // The recorded destroy command is what runs (spec section 7): fix it in the ledger.
+    const [entryFile] = ledgerFiles(repo);
+    const ledgerEntry = join(repo.path, ".git/berth/ledger", entryFile as string);
+    const recorded = JSON.parse(readFileSync(ledgerEntry, "utf8"));
+    recorded.destroy = `echo "destroy $BERTH_ID" >> "$MARKER"`;
+    writeFileSync(ledgerEntry, JSON.stringify(recorded));
     const again = await runBerth(["accept", berth.branch, "--yes", "--json"], {
       cwd: repo.path,
       env,

@@ -139,7 +139,7 @@ describe("a failing required create", () => {
 });
 
 describe("a failing destroy", () => {
-  it("stops the drop with teardown_failed, keeps checkout and ledger entry; a fixed command finishes it", async () => {
+  it("stops the drop with teardown_failed, keeps checkout and ledger entry; the recorded command, fixed, finishes it", async () => {
     const { repo, marker, env } = setUp(
       resource("db", { destroy: 'echo "cannot reach db" >&2; exit 5' }),
     );
@@ -160,8 +160,20 @@ describe("a failing destroy", () => {
     expect(berthBranches(repo)).toEqual([berth.branch]);
     expect(ledgerFiles(repo)).toEqual(before);
 
-    // Fix the command in the main checkout's berth.toml: the next drop uses it.
+    // berth runs the recorded command (spec section 7): a changed berth.toml changes nothing…
     writeFileSync(join(repo.path, "berth.toml"), resource("db"));
+    const still = await runBerth(["worktree", "drop", berth.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(still.code).toBe(1);
+    expect(still.json.error.message).toContain("cannot reach db");
+    // …and the failure names the ledger entry that holds it, which is where it is fixed.
+    const file = join(repo.path, ".git/berth/ledger", before[0] as string);
+    expect(still.json.error.message).toContain(file);
+    const entry = JSON.parse(readFileSync(file, "utf8"));
+    entry.destroy = `echo "destroy db $BERTH_ID $BERTH_PORT" >> "$MARKER"`;
+    writeFileSync(file, JSON.stringify(entry));
     const fixed = await runBerth(["worktree", "drop", berth.id, "--yes"], { cwd: repo.path, env });
     expect(fixed.code).toBe(0);
     expect(markerLines(marker)).toEqual([

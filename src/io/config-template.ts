@@ -28,7 +28,9 @@ ensure = []               # convergent commands run at setup and on \`berth work
 
 # Any number of named resources, created per berth and destroyed at teardown.
 # Commands get BERTH_ID, BERTH_BRANCH, BERTH_PATH, BERTH_PORT, BERTH_DB, BERTH_RESOURCE,
-# BERTH_TRUNK and BERTH_REPO in their environment.
+# BERTH_TRUNK and BERTH_REPO in their environment, and run in the berth's folder (never
+# the main checkout): name its files through "$BERTH_PATH". Teardown runs the destroy
+# command recorded when the resource was created.
 # [worktree.resources.db]
 # create = "createdb \\"$BERTH_DB\\""
 # destroy = "dropdb --if-exists \\"$BERTH_DB\\""

@@ -1,7 +1,7 @@
 import { readdir, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
-import { createFileAtomic, readJsonFile, writeJsonAtomic } from "./atomic.js";
+import { createFileAtomic, readJsonFile } from "./atomic.js";
 import { sharedStateDir } from "./paths.js";
 
 /**
@@ -86,11 +86,6 @@ export async function recordLedgerEntry(commonDir: string, entry: LedgerEntry): 
     }
     throw error;
   }
-}
-
-/** Rewrites an existing entry in place (atomically), e.g. to record a corrected destroy command. */
-export async function updateLedgerEntry(commonDir: string, entry: LedgerEntry): Promise<void> {
-  await writeJsonAtomic(ledgerEntryPath(commonDir, entry.admin_key, entry.resource), entry);
 }
 
 export class LedgerConflictError extends Error {

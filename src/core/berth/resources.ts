@@ -1,3 +1,7 @@
+import { statSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Context } from "../../context.js";
 import type { ResourceConfig } from "../../io/config-types.js";
 import {
@@ -5,9 +9,9 @@ import {
   LEDGER_VERSION,
   LedgerConflictError,
   type LedgerEntry,
+  ledgerEntryPath,
   readLedger,
   recordLedgerEntry,
-  updateLedgerEntry,
 } from "../../io/ledger.js";
 import { reportProgress } from "../progress.js";
 import type { Repository } from "../repo/repository.js";
@@ -21,9 +25,12 @@ import { lastLines, runShell } from "./project-command.js";
  * resource nobody knows how to destroy. Values reach the commands only as
  * `BERTH_*` environment variables.
  *
- * Create and ensure run in the berth's checkout (they set up that berth);
- * destroy runs from the main checkout, which outlives every berth, with the
- * environment recorded at create time.
+ * Every command runs in the berth's own folder; a destroy whose berth folder
+ * is gone (stale metadata, orphaned resources) runs in an empty private
+ * folder (`inBerthFolder`). Nothing runs in the main checkout (invariant 9):
+ * a relative path in a destroy command can never reach its files. Destroy
+ * runs the command and environment recorded in the ledger at create time:
+ * what created a resource is what destroys it, whatever berth.toml says now.
  */
 
 /** A berth as its resources see it: the BERTH_* facts plus its ledger key. */
@@ -119,10 +126,9 @@ async function cleanUpFailedCreate(
   ctx: Context,
   entry: LedgerEntry,
 ): Promise<string | null> {
-  const result = await runShell(entry.destroy, {
-    cwd: repo.mainPath,
-    env: commandEnv(ctx.env, entry.env),
-  });
+  const result = await inBerthFolder(entry, repo.mainPath, (cwd) =>
+    runShell(entry.destroy, { cwd, env: commandEnv(ctx.env, entry.env) }),
+  );
   await forgetLedgerEntry(repo.location.commonDir, entry.admin_key, entry.resource);
   if (result.exitCode === 0) return null;
   const how = result.exitCode === null ? "was killed" : `failed too (exit ${result.exitCode})`;
@@ -147,13 +153,11 @@ export function inDestroyOrder<T extends { order: number }>(entries: readonly T[
 }
 
 /**
- * Destroys ledger entries in destroy order (`inDestroyOrder`), from the main checkout,
- * each with its recorded environment. The first failure stops: that entry and
- * the ones after it stay recorded, so a later teardown or prune retries.
- *
- * The command is the one `berth.toml` declares now for that resource when it
- * still declares it (a fixed destroy command takes effect), else the recorded
- * one; the entry is updated first so it always names what was last tried.
+ * Destroys ledger entries in destroy order (`inDestroyOrder`), each with its
+ * recorded command and environment, in the berth's folder (`inBerthFolder`).
+ * The first failure stops: that entry and the ones after it stay recorded, so
+ * a later teardown or prune retries (decision 0025: a broken recorded command
+ * is fixed by editing its ledger entry, which the failure names).
  */
 export async function destroyLedgerEntries(
   repo: Repository,
@@ -161,18 +165,11 @@ export async function destroyLedgerEntries(
   entries: readonly LedgerEntry[],
 ): Promise<DestroyOutcome> {
   const outcome: DestroyOutcome = { destroyed: [], failure: null };
-  for (const recorded of inDestroyOrder(entries)) {
-    const declared = repo.config.worktree.resources.find((r) => r.name === recorded.resource);
-    let entry = recorded;
-    if (declared !== undefined && declared.destroy !== recorded.destroy) {
-      entry = { ...recorded, destroy: declared.destroy };
-      await updateLedgerEntry(repo.location.commonDir, entry);
-    }
+  for (const entry of inDestroyOrder(entries)) {
     reportProgress(ctx, `destroying resource ${entry.resource}`);
-    const result = await runShell(entry.destroy, {
-      cwd: repo.mainPath,
-      env: commandEnv(ctx.env, entry.env),
-    });
+    const result = await inBerthFolder(entry, repo.mainPath, (cwd) =>
+      runShell(entry.destroy, { cwd, env: commandEnv(ctx.env, entry.env) }),
+    );
     if (result.exitCode !== 0) {
       outcome.failure = commandFailure(
         entry.resource,
@@ -181,6 +178,8 @@ export async function destroyLedgerEntries(
         result.exitCode,
         result.output,
       );
+      const file = ledgerEntryPath(repo.location.commonDir, entry.admin_key, entry.resource);
+      outcome.failure.note = `berth runs the destroy command recorded when the resource was created, in ${file}; fix what it needs and retry, or correct its "destroy" there if the command itself is wrong`;
       return outcome;
     }
     await forgetLedgerEntry(repo.location.commonDir, entry.admin_key, entry.resource);
@@ -315,4 +314,32 @@ function indent(text: string): string {
     .split("\n")
     .map((line) => `  | ${line}`)
     .join("\n");
+}
+
+/**
+ * Runs `work` in the folder a destroy belongs in: the berth's own checkout
+ * while it exists, else a fresh empty folder only this process can write,
+ * removed afterwards. Never the main checkout, even if a ledger entry names it.
+ */
+export async function inBerthFolder<T>(
+  entry: Pick<LedgerEntry, "path">,
+  mainPath: string,
+  work: (cwd: string) => Promise<T>,
+): Promise<T> {
+  const own = isDirectory(entry.path) && entry.path !== mainPath ? entry.path : null;
+  if (own !== null) return work(own);
+  const empty = await mkdtemp(join(tmpdir(), "berth-destroy-"));
+  try {
+    return await work(empty);
+  } finally {
+    await rm(empty, { recursive: true, force: true });
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
