@@ -15,6 +15,7 @@ const landed: BranchReading = {
   branch: "berth/x",
   trunk: "main",
   prefix: "berth/",
+  madeByBerth: true,
   heldByAnotherCheckout: false,
   landed: true,
   recovered: false,
@@ -31,6 +32,7 @@ describe("branchVerdict: which branch may be deleted", () => {
       [{ branch: "feature/x" }, "outside_prefix"],
       [{ branch: "main" }, "outside_prefix"],
       [{ branch: "berth/main", trunk: "berth/main" }, "trunk"],
+      [{ madeByBerth: false }, "not_made_by_berth"],
       [{ heldByAnotherCheckout: true }, "checked_out"],
       [{ landed: false }, "unlanded"],
     ];
@@ -73,15 +75,22 @@ describe("deleteBranch: a compare-and-swap with a typed fate", () => {
     repo.git(["branch", "berth/b", second]);
     repo.git(["branch", "berth/c", first]);
 
-    expect(await deleteBranch(repo.path, "berth/a", first)).toEqual({ fate: "deleted" });
+    expect(await deleteBranch(repo.path, join(repo.path, ".git"), "berth/a", first)).toEqual({
+      fate: "deleted",
+    });
     expect(repo.git(["branch", "--list", "berth/a"])).toBe("");
-    expect(await deleteBranch(repo.path, "berth/a", first)).toEqual({ fate: "absent" });
-    expect(await deleteBranch(repo.path, "berth/b", first)).toEqual({ fate: "raced", now: second });
+    expect(await deleteBranch(repo.path, join(repo.path, ".git"), "berth/a", first)).toEqual({
+      fate: "absent",
+    });
+    expect(await deleteBranch(repo.path, join(repo.path, ".git"), "berth/b", first)).toEqual({
+      fate: "raced",
+      now: second,
+    });
     expect(repo.git(["rev-parse", "berth/b"])).toBe(second);
 
     // A lock git leaves behind: the ref is still at the tip and git will not delete it.
     writeFileSync(join(repo.path, ".git", "refs", "heads", "berth", "c.lock"), "");
-    const fate = await deleteBranch(repo.path, "berth/c", first);
+    const fate = await deleteBranch(repo.path, join(repo.path, ".git"), "berth/c", first);
     expect(fate.fate).toBe("failed");
     expect(fate.fate === "failed" && fate.message).toMatch(
       /update-ref -d refs\/heads\/berth\/c .* failed/,

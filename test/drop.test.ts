@@ -178,7 +178,7 @@ describe("the confirmation", () => {
     expect(human.code).toBe(1);
     expect(human.stderr).toContain(`Drop ${berth.id}`);
     expect(human.stderr).toContain("resources db");
-    expect(human.stderr).toContain("2 ignored file(s) (1020 bytes)");
+    expect(human.stderr).toContain("2 ignored file(s), 1020 bytes (largest: build 1020 bytes)");
     expect(human.stderr).toContain(`branch ${berth.branch}`);
     expect(human.stderr).toContain(`next: berth worktree drop ${berth.id} --yes`);
 
@@ -189,7 +189,11 @@ describe("the confirmation", () => {
       "remove worktree",
       "delete branch",
     ]);
-    expect(json.json.data.ignored).toEqual({ files: 2, bytes: 1020 });
+    expect(json.json.data.ignored).toEqual({
+      files: 2,
+      bytes: 1020,
+      largest: [{ path: "build", bytes: 1020 }],
+    });
     expect(fleetSnapshot(repo)).toBe(before);
   });
 

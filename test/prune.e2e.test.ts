@@ -89,6 +89,7 @@ describe("the contained offer", () => {
         container_has_checkout: true,
         admin_key: expect.any(String),
         resources: ["db"],
+        ignored: { files: 0, bytes: 0, largest: [] },
       },
       expect.objectContaining({
         id: b.id,

@@ -2,7 +2,7 @@ import type { Context } from "../context.js";
 import { applyPrune, hasWork, type PruneData } from "../core/lifecycle/prune-apply.js";
 import {
   type ContainedRow,
-  measureIgnored,
+  ignoredOfRemovals,
   type PrunePlan,
   planPrune,
 } from "../core/lifecycle/prune-plan.js";
@@ -70,11 +70,17 @@ export async function planReclaim(ctx: Context, path: string, id: string): Promi
   return {
     plan: {
       ...plan,
-      sections: { stale: [], landed: [], orphaned: [], contained: [candidate] },
+      sections: {
+        stale: [],
+        landed: [],
+        orphaned: [],
+        contained: [candidate],
+        not_made_by_berth: [],
+      },
       steps,
     },
     candidate,
-    ignored: await measureIgnored([candidate.path]),
+    ignored: candidate.ignored,
   };
 }
 
@@ -119,11 +125,7 @@ export async function worktreePruneCommand(
     }
     return pruneOutcome(result);
   }
-  const removed = [
-    ...plan.sections.landed.flatMap((r) => (r.kind === "worktree" ? [r.path] : [])),
-    ...(contained ? plan.sections.contained.map((r) => r.path) : []),
-  ];
-  const ignored = await measureIgnored(removed);
+  const ignored = ignoredOfRemovals(plan.sections, contained);
   await confirmOrRefuse(ctx, {
     verb: "worktree prune",
     yes: options.yes === true,

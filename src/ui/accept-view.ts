@@ -1,6 +1,6 @@
 import type { AcceptData } from "../core/landing/accept.js";
 import { NO_CHECKS_LABEL } from "../core/landing/gate.js";
-import { formatBytes } from "../io/disk-usage.js";
+import { describeIgnored } from "../io/disk-usage.js";
 import { appliedResult, type PlanApplyResult } from "../result.js";
 import { shortOid } from "../text.js";
 import { renderGate } from "./gate-view.js";
@@ -60,9 +60,7 @@ export function acceptPlanText(data: AcceptData, c: Colors): string {
     row("destroys", `resources ${data.resources.join(", ")} (their destroy commands run)`, c.red);
   }
   if (data.path !== null && !data.landing.worktree_removed) {
-    const ignored = data.ignored
-      ? `, with ${data.ignored.files} ignored file(s) (${formatBytes(data.ignored.bytes)}) in it`
-      : "";
+    const ignored = data.ignored ? `, with ${describeIgnored(data.ignored)} in it` : "";
     row("destroys", `the checkout and its per-berth state${ignored}`, c.red);
   }
   if (data.delete_branch !== null && !data.landing.branch_deleted) {

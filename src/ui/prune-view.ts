@@ -1,8 +1,8 @@
 import type { PruneData } from "../core/lifecycle/prune-apply.js";
 import type { PruneSections } from "../core/lifecycle/prune-plan.js";
-import { type DiskUsage, formatBytes } from "../io/disk-usage.js";
+import { type DiskUsage, describeIgnored } from "../io/disk-usage.js";
 import type { PlanApplyResult } from "../result.js";
-import { shortOid } from "../text.js";
+import { shellCommand, shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
 
@@ -35,11 +35,11 @@ export function renderPrunePlan(sections: PruneSections, contained: boolean, c: 
     out.push(
       indent(
         renderTable(
-          ["what", "branch", "tip", "path"].map((h) => c.dim(h)),
+          ["what", "branch", "tip", "path", "ignored files that go"].map((h) => c.dim(h)),
           sections.landed.map((r) =>
             r.kind === "worktree"
-              ? ["berth", r.branch ?? "-", shortOid(r.tip), r.path]
-              : ["branch", r.branch, shortOid(r.tip), c.dim("(no checkout)")],
+              ? ["berth", r.branch ?? "-", shortOid(r.tip), r.path, describeIgnored(r.ignored)]
+              : ["branch", r.branch, shortOid(r.tip), c.dim("(no checkout)"), "-"],
           ),
         ),
       ),
@@ -70,7 +70,15 @@ export function renderPrunePlan(sections: PruneSections, contained: boolean, c: 
     out.push(
       indent(
         renderTable(
-          ["id", "branch", "tip", "contained in", "container tip", "ahead"].map((h) => c.dim(h)),
+          [
+            "id",
+            "branch",
+            "tip",
+            "contained in",
+            "container tip",
+            "ahead",
+            "ignored files that go",
+          ].map((h) => c.dim(h)),
           sections.contained.map((r) => [
             r.id,
             r.branch,
@@ -78,10 +86,19 @@ export function renderPrunePlan(sections: PruneSections, contained: boolean, c: 
             `${r.container}${r.container_has_checkout ? "" : c.dim(" (no checkout)")}`,
             shortOid(r.container_tip),
             `+${r.container_ahead}`,
+            describeIgnored(r.ignored),
           ]),
         ),
       ),
     );
+  }
+  if (sections.not_made_by_berth.length > 0) {
+    heading("landed, not made by berth (kept; delete with git)", sections.not_made_by_berth.length);
+    for (const r of sections.not_made_by_berth) {
+      out.push(
+        `  ${r.branch} at ${shortOid(r.tip)}: ${shellCommand(["git", "branch", "-d", r.branch])}`,
+      );
+    }
   }
   return `${out.join("\n")}\n`;
 }
@@ -120,9 +137,7 @@ export function pruneConfirmText(
     lines.push(`  leave the ${sections.contained.length} contained berth(s) alone (offer only)`);
   }
   if (checkouts > 0) {
-    lines.push(
-      `  ${ignored.files} ignored file(s), ${formatBytes(ignored.bytes)}, go with the removed checkouts`,
-    );
+    lines.push(`  ${describeIgnored(ignored)} go with the removed checkouts`);
   }
   return `${lines.join("\n")}\n`;
 }

@@ -1,7 +1,7 @@
 import type { WorktreeSetupData } from "../core/lifecycle/converge-setup.js";
 import type { WorktreeTeardownData } from "../core/lifecycle/destroy-resources.js";
 import { type DropData, describeReason } from "../core/lifecycle/drop.js";
-import { formatBytes } from "../io/disk-usage.js";
+import { describeIgnored } from "../io/disk-usage.js";
 import type { PlanApplyResult, PlanStep } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
@@ -21,7 +21,7 @@ export function dropPlanText(data: DropData, c: Colors): string {
   }
   row(
     "destroys",
-    `the checkout and its per-berth state, with ${data.ignored.files} ignored file(s) (${formatBytes(data.ignored.bytes)}) in it`,
+    `the checkout and its per-berth state, with ${describeIgnored(data.ignored)} in it`,
   );
   for (const reason of data.reasons) row("discards", describeReason(reason));
   if (data.delete_branch !== null && data.head !== null) {

@@ -192,7 +192,7 @@ async function tearDownAndDelete(
   const tip = plan.branchTip;
   const branch = data.delete_branch;
   if (branch === null || tip === null || data.landing.branch_deleted) return null;
-  const fate = await deleteBranch(repo.mainPath, branch, tip);
+  const fate = await deleteBranch(repo.mainPath, repo.location.commonDir, branch, tip);
   switch (fate.fate) {
     case "deleted":
       data.landing.branch_deleted = true;

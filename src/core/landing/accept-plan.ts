@@ -2,6 +2,7 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { listCommitsNotIn } from "../../git/commits.js";
+import { branchesMadeByBerth } from "../../io/branch-records.js";
 import { type LandingRecord, readLandingRecords } from "../../io/unfinished-landing.js";
 import type { PlanStep } from "../../result.js";
 import { shellQuote, shortOid } from "../../text.js";
@@ -12,6 +13,7 @@ import {
   branchVerdict,
   checkedOutElsewhere,
   keptBranchHint,
+  madeByBerth,
 } from "../lifecycle/branch-deletion.js";
 import { goesWithIt, ignoredFilesOf, plannedDestroys } from "../lifecycle/removal-facts.js";
 import type { TeardownTarget } from "../lifecycle/teardown.js";
@@ -329,10 +331,15 @@ function branchRemoval(
   branch: string,
   holder: WorktreeFacts | null,
 ): { deleteBranch: string | null; hint: string | null } {
+  // A branch whose landing berth began (an unfinished-landing record) is berth's too.
+  const landing = pc.records.some((r) => r.branch === branch);
   const reading: BranchReading = {
     branch,
     trunk: pc.trunk.name,
     prefix: pc.repo.config.repository.branch_prefix,
+    madeByBerth:
+      landing ||
+      madeByBerth(branchesMadeByBerth(pc.repo.location.commonDir), branch, holder?.marker ?? null),
     heldByAnotherCheckout: checkedOutElsewhere(pc.survey.worktrees, branch, holder),
     landed: true,
     recovered: false,

@@ -1,4 +1,6 @@
 import { deleteRef, resolveCommit } from "../../git/refs.js";
+import { deleteBranchRecord } from "../../io/branch-records.js";
+import type { ReadyMarker } from "../../io/ready-marker.js";
 import type { WorktreeFacts } from "../fleet/survey.js";
 
 /**
@@ -10,9 +12,12 @@ import type { WorktreeFacts } from "../fleet/survey.js";
  *   1. there is a branch: a detached checkout has none to delete;
  *   2. it is under the branch prefix: berth keeps branches it did not name;
  *   3. it is not the trunk, ever;
- *   4. no other checkout holds it: deleting a ref under a checkout leaves
+ *   4. berth made it: a record under `<common>/berth/branches/`, or the
+ *      ready marker of the berth being removed (spec section 2; a branch
+ *      made by hand under the prefix is never berth's to delete);
+ *   5. no other checkout holds it: deleting a ref under a checkout leaves
  *      that checkout on an unborn branch;
- *   5. its commits survive: its tip is on the trunk (or lands there before
+ *   6. its commits survive: its tip is on the trunk (or lands there before
  *      the delete, accept), or a recovery ref holds it (a forced drop).
  *
  * How (`deleteBranch`): a compare-and-swap on the tip the plan saw
@@ -32,6 +37,8 @@ export interface BranchReading {
   trunk: string | null;
   /** `[repository].branch_prefix`. */
   prefix: string;
+  /** berth made this branch (`madeByBerth`). */
+  madeByBerth: boolean;
   /** A checkout other than the one being removed has it checked out. */
   heldByAnotherCheckout: boolean;
   /** Its tip is on the trunk, or this removal lands it there before the delete. */
@@ -40,7 +47,13 @@ export interface BranchReading {
   recovered: boolean;
 }
 
-export type KeptBecause = "detached" | "outside_prefix" | "trunk" | "checked_out" | "unlanded";
+export type KeptBecause =
+  | "detached"
+  | "outside_prefix"
+  | "trunk"
+  | "not_made_by_berth"
+  | "checked_out"
+  | "unlanded";
 
 export type BranchVerdict =
   | { delete: true; branch: string }
@@ -52,9 +65,24 @@ export function branchVerdict(reading: BranchReading): BranchVerdict {
   if (branch === null) return keep("detached");
   if (!branch.startsWith(reading.prefix)) return keep("outside_prefix");
   if (branch === reading.trunk) return keep("trunk");
+  if (!reading.madeByBerth) return keep("not_made_by_berth");
   if (reading.heldByAnotherCheckout) return keep("checked_out");
   if (!reading.landed && !reading.recovered) return keep("unlanded");
   return { delete: true, branch };
+}
+
+/**
+ * Whether berth made `branch`: a branch record says so, or the ready marker of
+ * the berth being removed names it (the marker is berth's own proof, so a berth
+ * started before branch records existed counts as recorded when first seen).
+ */
+export function madeByBerth(
+  records: ReadonlySet<string>,
+  branch: string | null,
+  marker: Pick<ReadyMarker, "branch"> | null,
+): boolean {
+  if (branch === null) return false;
+  return records.has(branch) || marker?.branch === branch;
 }
 
 /** Whether a checkout other than `except` (registered, even with its folder gone) has `branch`. */
@@ -87,6 +115,8 @@ export function keptBranchHint(
       return `branch ${branch} is not under ${reading.prefix}; berth keeps it`;
     case "trunk":
       return `branch ${branch} is the trunk; berth keeps it`;
+    case "not_made_by_berth":
+      return `branch ${branch} was not made by berth (no record of it); berth keeps it`;
     case "checked_out":
       return `branch ${branch} is checked out in another worktree; berth keeps it`;
     case "unlanded":
@@ -100,16 +130,28 @@ export type BranchFate =
   | { fate: "raced"; now: string }
   | { fate: "failed"; message: string };
 
-/** Deletes `branch` only if it still points at `tip`; what happened, as a fate. */
-export async function deleteBranch(cwd: string, branch: string, tip: string): Promise<BranchFate> {
+/**
+ * Deletes `branch` only if it still points at `tip`; what happened, as a fate.
+ * A branch that is gone (deleted or absent) is forgotten from the branch records.
+ */
+export async function deleteBranch(
+  cwd: string,
+  commonDir: string,
+  branch: string,
+  tip: string,
+): Promise<BranchFate> {
   const ref = `refs/heads/${branch}`;
   try {
     await deleteRef(cwd, ref, tip);
+    await deleteBranchRecord(commonDir, branch);
     return { fate: "deleted" };
   } catch (error) {
     const message = (error as Error).message;
     const now = await resolveCommit(cwd, ref).catch(() => undefined);
-    if (now === null) return { fate: "absent" };
+    if (now === null) {
+      await deleteBranchRecord(commonDir, branch);
+      return { fate: "absent" };
+    }
     if (now !== undefined && now !== tip) return { fate: "raced", now };
     return { fate: "failed", message };
   }

@@ -3,10 +3,12 @@ import { UserError } from "../../errors.js";
 import { listCommitsNotIn } from "../../git/commits.js";
 import type { CommitSubject } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
-import type { DiskUsage } from "../../io/disk-usage.js";
+import { branchesMadeByBerth } from "../../io/branch-records.js";
+import { type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
 import { withFleetLock } from "../../io/lock.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
 import { shellCommand, shortOid } from "../../text.js";
+import { readFleetActivity } from "../fleet/activity.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
@@ -17,9 +19,11 @@ import {
   checkedOutElsewhere,
   deleteBranch,
   keptBranchHint,
+  madeByBerth,
 } from "./branch-deletion.js";
 import { pruneRecoveryRefs, RECOVERY_PREFIX, writeRecoveryRef } from "./recovery-refs.js";
 import {
+  describeVerbInFlight,
   goesWithIt,
   ignoredFilesOf,
   lockedRefusal,
@@ -55,6 +59,7 @@ export type ForceReason =
       /** Other local branches that hold the tip too (its commits survive there). */
       also_on: string[];
     }
+  | { kind: "in_flight"; detail: string }
   | { kind: "unknown"; detail: string };
 
 export interface DropData {
@@ -103,13 +108,24 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   const target = teardownTargetOf(worktree);
   if (target === null) throw unownedRefusal("worktree drop", entry.path);
 
-  const reasons = await forceReasons(repo, survey, worktree);
+  const [reasons, activity] = await Promise.all([
+    forceReasons(repo, survey, worktree),
+    readFleetActivity(repo, [worktree], ctx.now()),
+  ]);
+  // A verb working in the berth (the logbook only ever narrows): dropping needs --force.
+  const inFlight = describeVerbInFlight(activity.worktrees.get(entry.path));
+  if (inFlight !== null) reasons.unshift({ kind: "in_flight", detail: inFlight });
   const trunk = survey.trunk.name;
   const forced = reasons.length > 0;
   const branchReading: BranchReading = {
     branch: entry.branch,
     trunk,
     prefix: repo.config.repository.branch_prefix,
+    madeByBerth: madeByBerth(
+      branchesMadeByBerth(repo.location.commonDir),
+      entry.branch,
+      worktree.marker,
+    ),
     heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, entry.branch, worktree),
     // An unborn branch has no commits to lose.
     landed: entry.head === null || worktree.ahead === 0,
@@ -126,7 +142,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     hints.push(`the ledger has unreadable entries for this berth: ${destroys.problems.join("; ")}`);
   }
   const resources = destroys.resources;
-  const ignored = entry.prunable ? { files: 0, bytes: 0 } : await ignoredFilesOf(entry.path);
+  const ignored = entry.prunable ? NO_DISK_USAGE : await ignoredFilesOf(entry.path);
 
   const data: DropData = {
     id: target.id,
@@ -222,6 +238,8 @@ async function forceReasons(
 
 export function describeReason(reason: ForceReason): string {
   switch (reason.kind) {
+    case "in_flight":
+      return reason.detail;
     case "uncommitted": {
       const more =
         reason.count > reason.files.length
@@ -301,7 +319,12 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
     }
     if (data.delete_branch !== null && data.head !== null) {
       const branch = data.delete_branch;
-      recordBranchFate(data, steps, branch, await deleteBranch(repo.mainPath, branch, data.head));
+      recordBranchFate(
+        data,
+        steps,
+        branch,
+        await deleteBranch(repo.mainPath, repo.location.commonDir, branch, data.head),
+      );
     }
   });
   if (plan.worktree.isCurrent) hints.push(`you were inside ${data.path}; cd ${repo.mainPath}`);

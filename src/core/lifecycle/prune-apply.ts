@@ -8,17 +8,17 @@ import { describeFailure, destroyLedgerEntries } from "../berth/resources.js";
 import { deleteBranch } from "./branch-deletion.js";
 import {
   type ContainedRow,
-  type FleetReading,
   type LandedBranchRow,
   type LandedWorktreeRow,
   type OrphanRow,
   type PrunePlan,
+  type PruneReading,
   type PruneSections,
-  readFleet,
+  readPruneReading,
   type StaleRow,
 } from "./prune-plan.js";
-import { CHANGED_SINCE_PLAN, reclaimContained } from "./reclaim.js";
-import { plannedTeardownTarget } from "./removal-facts.js";
+import { reclaimContained } from "./reclaim.js";
+import { changedSincePlan, plannedTeardownTarget } from "./removal-facts.js";
 import { applyTeardown } from "./teardown.js";
 
 /**
@@ -74,7 +74,7 @@ export async function applyPrune(
   const run = new PruneRun(ctx, data, steps, failures);
 
   await withFleetLock(repo.location.commonDir, "worktree prune", async () => {
-    const live = await readFleet(ctx, repo);
+    const live = await readPruneReading(ctx, repo);
     for (const row of plan.sections.stale) await run.stale(row, live);
     for (const row of plan.sections.landed) {
       if (row.kind === "worktree") await run.landedWorktree(row, live);
@@ -133,10 +133,10 @@ class PruneRun {
   }
 
   /** Destroy the stale berth's recorded resources, then remove that one registration. */
-  async stale(row: StaleRow, live: FleetReading): Promise<void> {
+  async stale(row: StaleRow, live: PruneReading): Promise<void> {
     const now = live.sections.stale.find((r) => r.path === row.path);
     if (now === undefined || now.admin_key !== row.admin_key || now.id !== row.id) {
-      this.skip("stale", row.path, CHANGED_SINCE_PLAN);
+      this.skip("stale", row.path, changedSincePlan());
       return;
     }
     const repo = live.repo;
@@ -155,10 +155,10 @@ class PruneRun {
   }
 
   /** Teardown of a clean landed berth, then its branch by compare-and-swap, re-checked merged. */
-  async landedWorktree(row: LandedWorktreeRow, live: FleetReading): Promise<void> {
+  async landedWorktree(row: LandedWorktreeRow, live: PruneReading): Promise<void> {
     const now = live.sections.landed.find((r) => r.kind === "worktree" && r.path === row.path);
     if (now === undefined || now.tip !== row.tip) {
-      this.skip("landed", row.path, CHANGED_SINCE_PLAN);
+      this.skip("landed", row.path, changedSincePlan());
       return;
     }
     const teardown = await applyTeardown(live.repo, this.ctx, plannedTeardownTarget(row), {
@@ -174,7 +174,7 @@ class PruneRun {
         this.skip(
           "landed",
           row.path,
-          teardown.failure.stage === "changed" ? `${CHANGED_SINCE_PLAN}: ${reason}` : reason,
+          teardown.failure.stage === "changed" ? changedSincePlan(reason) : reason,
         );
       } else {
         this.fail("landed", row.path, reason);
@@ -185,35 +185,35 @@ class PruneRun {
     if (row.delete_branch !== null) await this.deleteMergedBranch(row.delete_branch, row.tip, live);
   }
 
-  async landedBranch(row: LandedBranchRow, live: FleetReading): Promise<void> {
+  async landedBranch(row: LandedBranchRow, live: PruneReading): Promise<void> {
     const now = live.sections.landed.find((r) => r.kind === "branch" && r.branch === row.branch);
     if (now === undefined || now.tip !== row.tip) {
-      this.skip("landed", row.branch, CHANGED_SINCE_PLAN);
+      this.skip("landed", row.branch, changedSincePlan());
       return;
     }
     await this.deleteMergedBranch(row.branch, row.tip, live);
   }
 
   /** Right before deleting: is the tip still on the live trunk? Then delete only if still at `tip`. */
-  private async deleteMergedBranch(branch: string, tip: string, live: FleetReading): Promise<void> {
+  private async deleteMergedBranch(branch: string, tip: string, live: PruneReading): Promise<void> {
     const repo = live.repo;
     const trunk = live.survey.trunk;
     const merged =
       trunk.tip !== null && (await isAncestor(repo.location.cwd, tip, `refs/heads/${trunk.name}`));
     if (!merged) {
-      this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: no longer on the trunk`);
+      this.skip("landed", branch, changedSincePlan("no longer on the trunk"));
       return;
     }
-    const fate = await deleteBranch(repo.location.cwd, branch, tip);
+    const fate = await deleteBranch(repo.location.cwd, repo.location.commonDir, branch, tip);
     switch (fate.fate) {
       case "deleted":
         this.done("landed", branch, "deleted landed branch");
         return;
       case "absent":
-        this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: the branch is gone`);
+        this.skip("landed", branch, changedSincePlan("the branch is gone"));
         return;
       case "raced":
-        this.skip("landed", branch, `${CHANGED_SINCE_PLAN}: the branch moved`);
+        this.skip("landed", branch, changedSincePlan("the branch moved"));
         return;
       case "failed":
         this.fail("landed", branch, `git could not delete the branch: ${fate.message}`);
@@ -221,7 +221,7 @@ class PruneRun {
     }
   }
 
-  async orphan(row: OrphanRow, live: FleetReading): Promise<void> {
+  async orphan(row: OrphanRow, live: PruneReading): Promise<void> {
     const target = `${row.id}/${row.resource}`;
     if (!row.gc) {
       this.skip("orphaned", target, "gc = false: only an explicit teardown destroys it");
@@ -231,13 +231,13 @@ class PruneRun {
       (r) => r.admin_key === row.admin_key && r.id === row.id && r.resource === row.resource,
     );
     if (!still) {
-      this.skip("orphaned", target, CHANGED_SINCE_PLAN);
+      this.skip("orphaned", target, changedSincePlan());
       return;
     }
     const listing = await readLedger(live.repo.location.commonDir, row.admin_key);
     const entry = listing.entries.find((e) => e.id === row.id && e.resource === row.resource);
     if (entry === undefined) {
-      this.skip("orphaned", target, CHANGED_SINCE_PLAN);
+      this.skip("orphaned", target, changedSincePlan());
       return;
     }
     const destroyed = await destroyLedgerEntries(live.repo, this.ctx, [entry]);
@@ -245,7 +245,7 @@ class PruneRun {
     else this.done("orphaned", target, "destroyed orphaned resource");
   }
 
-  async contained(row: ContainedRow, live: FleetReading): Promise<void> {
+  async contained(row: ContainedRow, live: PruneReading): Promise<void> {
     const outcome = await reclaimContained(this.ctx, live.repo, row, live);
     if (outcome.teardown) this.steps.push(...outcome.teardown.steps);
     if (outcome.done) {

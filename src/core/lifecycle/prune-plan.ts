@@ -1,14 +1,21 @@
 import type { Context } from "../../context.js";
-import type { DiskUsage } from "../../io/disk-usage.js";
+import { branchesMadeByBerth } from "../../io/branch-records.js";
+import { addDiskUsage, type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
 import { type LedgerEntry, readWholeLedger } from "../../io/ledger.js";
 import type { PlanStep } from "../../result.js";
 import { shortOid } from "../../text.js";
-import { readFleetActivity } from "../fleet/activity.js";
-import { type ContainmentEvidence, classifyContainment } from "../fleet/containment.js";
-import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
+import type { WorktreeActivity } from "../fleet/activity.js";
+import type { ContainmentEvidence } from "../fleet/containment.js";
+import { readFleet } from "../fleet/reading.js";
+import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import { openRepository, type Repository } from "../repo/repository.js";
-import { branchToDelete, checkedOutElsewhere } from "./branch-deletion.js";
-import { ignoredFilesOf } from "./removal-facts.js";
+import {
+  branchToDelete,
+  branchVerdict,
+  checkedOutElsewhere,
+  madeByBerth,
+} from "./branch-deletion.js";
+import { describeVerbInFlight, ignoredFilesOf } from "./removal-facts.js";
 
 /**
  * The prune plan (spec section 5, `worktree prune`), built from reads only.
@@ -36,6 +43,8 @@ export interface LandedWorktreeRow {
   resources: string[];
   /** Deleted after the teardown (compare-and-swap, re-checked merged). */
   delete_branch: string | null;
+  /** The ignored files that go with the checkout (spec 7), measured for the plan. */
+  ignored: DiskUsage;
 }
 
 export interface LandedBranchRow {
@@ -63,6 +72,14 @@ export interface ContainedRow extends ContainmentEvidence {
   branch: string;
   admin_key: string;
   resources: string[];
+  /** The ignored files that go with the checkout (spec 7), measured for the plan. */
+  ignored: DiskUsage;
+}
+
+/** A landed branch under the prefix that berth has no record of making: a person deletes it. */
+export interface UnrecordedBranchRow {
+  branch: string;
+  tip: string;
 }
 
 export interface PruneSections {
@@ -70,6 +87,8 @@ export interface PruneSections {
   landed: LandedRow[];
   orphaned: OrphanRow[];
   contained: ContainedRow[];
+  /** Listed only: landed branches berth did not make (spec section 2); never deleted. */
+  not_made_by_berth: UnrecordedBranchRow[];
 }
 
 export interface PrunePlan {
@@ -81,7 +100,7 @@ export interface PrunePlan {
 }
 
 /** Everything the classification needs, read fresh: the plan and the apply's re-check share it. */
-export interface FleetReading {
+export interface PruneReading {
   repo: Repository;
   survey: FleetSurvey;
   sections: PruneSections;
@@ -90,23 +109,18 @@ export interface FleetReading {
 
 export async function planPrune(ctx: Context): Promise<PrunePlan> {
   const repo = await openRepository(ctx);
-  const reading = await readFleet(ctx, repo);
+  const reading = await readPruneReading(ctx, repo);
+  await measureIgnoredOfRemovals(reading.sections);
   return { ...reading, steps: planSteps(reading.sections) };
 }
 
-/** One survey, the activity files, the containment module and the ledger: the whole picture. */
-export async function readFleet(ctx: Context, repo: Repository): Promise<FleetReading> {
-  const now = ctx.now();
-  const survey = await surveyFleet(repo);
-  const [activity, ledger] = await Promise.all([
-    readFleetActivity(repo, survey.worktrees, now),
+/** The fleet reading (fleet/reading.ts) plus the ledger and the branch records: the whole picture. */
+export async function readPruneReading(ctx: Context, repo: Repository): Promise<PruneReading> {
+  const [{ survey, activity, containment }, ledger] = await Promise.all([
+    readFleet(repo, { now: () => ctx.now() }),
     readWholeLedger(repo.location.commonDir),
   ]);
-  const containment = classifyContainment({
-    survey,
-    activityOf: (w) => activity.worktrees.get(w.entry.path),
-    now,
-  });
+  const made = branchesMadeByBerth(repo.location.commonDir);
   const hints: string[] = [];
   const resourcesOf = (w: WorktreeFacts): string[] => {
     if (w.adminKey === null || w.marker === null) return [];
@@ -114,7 +128,13 @@ export async function readFleet(ctx: Context, repo: Repository): Promise<FleetRe
     return entries.filter((e) => e.id === w.marker?.id).map((e) => e.resource);
   };
 
-  const sections: PruneSections = { stale: [], landed: [], orphaned: [], contained: [] };
+  const sections: PruneSections = {
+    stale: [],
+    landed: [],
+    orphaned: [],
+    contained: [],
+    not_made_by_berth: [],
+  };
   for (const w of survey.worktrees) {
     if (w.isMain) continue;
     const owned = w.marker !== null && w.adminKey !== null;
@@ -140,7 +160,7 @@ export async function readFleet(ctx: Context, repo: Repository): Promise<FleetRe
       continue;
     }
     if (w.landed && owned && w.entry.head !== null) {
-      const why = landedWithheld(w);
+      const why = landedWithheld(w, activity.worktrees.get(w.entry.path));
       if (why !== null) {
         hints.push(`${w.marker?.id} has landed but is kept: ${why}`);
         continue;
@@ -158,10 +178,12 @@ export async function readFleet(ctx: Context, repo: Repository): Promise<FleetRe
           branch,
           trunk: survey.trunk.name,
           prefix: repo.config.repository.branch_prefix,
+          madeByBerth: madeByBerth(made, branch, w.marker),
           heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, w),
           landed: w.landed,
           recovered: false,
         }),
+        ignored: NO_DISK_USAGE,
       });
       continue;
     }
@@ -173,11 +195,14 @@ export async function readFleet(ctx: Context, repo: Repository): Promise<FleetRe
         branch: w.entry.branch as string,
         admin_key: w.adminKey as string,
         resources: resourcesOf(w),
+        ignored: NO_DISK_USAGE,
         ...verdict.evidence,
       });
     }
   }
-  sections.landed.push(...landedBranches(repo, survey));
+  const branches = landedBranches(repo, survey, made);
+  sections.landed.push(...branches.deletable);
+  sections.not_made_by_berth = branches.unrecorded;
   sections.orphaned = orphanedEntries(survey, ledger);
   for (const [key, listing] of ledger) {
     for (const problem of listing.problems) {
@@ -187,33 +212,49 @@ export async function readFleet(ctx: Context, repo: Repository): Promise<FleetRe
   return { repo, survey, sections, hints };
 }
 
-/** Why a landed berth is not removed, or null. Prune never discards uncommitted work. */
-function landedWithheld(w: WorktreeFacts): string | null {
+/**
+ * Why a landed berth is not removed, or null. Prune never discards uncommitted
+ * work, nor a berth a verb is working in (the logbook only narrows).
+ */
+function landedWithheld(w: WorktreeFacts, activity: WorktreeActivity | undefined): string | null {
   if (w.entry.locked) return "locked";
   if (w.isCurrent) return "you are inside it";
+  const inFlight = describeVerbInFlight(activity);
+  if (inFlight !== null) return inFlight;
   if (w.readable !== true || w.status === null) return "its state could not be read";
   if (w.status.changedFiles > 0) return `${w.status.changedFiles} uncommitted or untracked file(s)`;
   return null;
 }
 
-/** Branches no checkout holds that berth may delete because their tip is on the trunk. */
-function landedBranches(repo: Repository, survey: FleetSurvey): LandedBranchRow[] {
+/**
+ * Branches no checkout holds whose tip is on the trunk: berth deletes those it
+ * made; the ones it has no record of making are listed for a person.
+ */
+function landedBranches(
+  repo: Repository,
+  survey: FleetSurvey,
+  made: ReadonlySet<string>,
+): { deletable: LandedBranchRow[]; unrecorded: UnrecordedBranchRow[] } {
   const { trunk, ancestry } = survey;
   const trunkTip = trunk.tip;
-  if (trunkTip === null) return [];
-  const rows: LandedBranchRow[] = [];
+  const deletable: LandedBranchRow[] = [];
+  const unrecorded: UnrecordedBranchRow[] = [];
+  if (trunkTip === null) return { deletable, unrecorded };
   for (const [branch, tip] of survey.branches) {
-    const deletable = branchToDelete({
+    const verdict = branchVerdict({
       branch,
       trunk: trunk.name,
       prefix: repo.config.repository.branch_prefix,
+      madeByBerth: made.has(branch),
       heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, null),
       landed: ancestry.isAncestor(tip, trunkTip),
       recovered: false,
     });
-    if (deletable !== null) rows.push({ kind: "branch", branch, tip });
+    if (verdict.delete) deletable.push({ kind: "branch", branch, tip });
+    else if (verdict.because === "not_made_by_berth") unrecorded.push({ branch, tip });
   }
-  return rows.sort((a, b) => a.branch.localeCompare(b.branch));
+  const byName = (a: { branch: string }, b: { branch: string }) => a.branch.localeCompare(b.branch);
+  return { deletable: deletable.sort(byName), unrecorded: unrecorded.sort(byName) };
 }
 
 /**
@@ -287,13 +328,28 @@ function planSteps(sections: PruneSections): PlanStep[] {
   return steps;
 }
 
-/** Ignored files and bytes in the checkouts an apply would remove: they go with them (spec 7). */
-export async function measureIgnored(paths: readonly string[]): Promise<DiskUsage> {
-  const total: DiskUsage = { files: 0, bytes: 0 };
-  for (const path of paths) {
-    const usage = await ignoredFilesOf(path);
-    total.files += usage.files;
-    total.bytes += usage.bytes;
-  }
-  return total;
+/**
+ * Measures, for the plan only, the ignored files of every checkout it would
+ * remove (spec 7: every plan that removes a checkout names them, per berth).
+ * The apply's re-check reads the fleet again without measuring.
+ */
+async function measureIgnoredOfRemovals(sections: PruneSections): Promise<void> {
+  const rows = [
+    ...sections.landed.flatMap((r) => (r.kind === "worktree" ? [r] : [])),
+    ...sections.contained,
+  ];
+  await Promise.all(
+    rows.map(async (row) => {
+      row.ignored = await ignoredFilesOf(row.path);
+    }),
+  );
+}
+
+/** The ignored files that go with the checkouts an apply removes, added up. */
+export function ignoredOfRemovals(sections: PruneSections, contained: boolean): DiskUsage {
+  const rows = [
+    ...sections.landed.flatMap((r) => (r.kind === "worktree" ? [r] : [])),
+    ...(contained ? sections.contained : []),
+  ];
+  return addDiskUsage(rows.map((r) => ({ root: r.id, usage: r.ignored })));
 }

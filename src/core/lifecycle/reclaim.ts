@@ -1,8 +1,8 @@
 import type { Context } from "../../context.js";
 import { shortOid } from "../../text.js";
 import type { Repository } from "../repo/repository.js";
-import type { ContainedRow, FleetReading } from "./prune-plan.js";
-import { plannedTeardownTarget } from "./removal-facts.js";
+import type { ContainedRow, PruneReading } from "./prune-plan.js";
+import { changedSincePlan, plannedTeardownTarget } from "./removal-facts.js";
 import { applyTeardown, type TeardownResult } from "./teardown.js";
 
 /**
@@ -16,8 +16,6 @@ export type ReclaimOutcome =
   | { done: true; teardown: TeardownResult }
   | { done: false; reason: string; teardown: TeardownResult | null };
 
-export const CHANGED_SINCE_PLAN = "changed since the plan";
-
 /**
  * Re-validates one planned candidate against a fresh reading of the fleet
  * (still contained: clean, idle, same tip, container still strictly ahead),
@@ -28,11 +26,11 @@ export async function reclaimContained(
   ctx: Context,
   repo: Repository,
   planned: ContainedRow,
-  live: FleetReading,
+  live: PruneReading,
 ): Promise<ReclaimOutcome> {
   const now = live.sections.contained.find((row) => row.path === planned.path);
   const why = revalidate(planned, now);
-  if (why !== null) return { done: false, reason: `${CHANGED_SINCE_PLAN}: ${why}`, teardown: null };
+  if (why !== null) return { done: false, reason: changedSincePlan(why), teardown: null };
   const teardown = await applyTeardown(repo, ctx, plannedTeardownTarget(planned), {
     force: false,
     requireClean: true,
@@ -42,7 +40,7 @@ export async function reclaimContained(
   if (teardown.ok) return { done: true, teardown };
   const reason =
     teardown.failure?.stage === "changed"
-      ? `${CHANGED_SINCE_PLAN}: ${teardown.failure.reason}`
+      ? changedSincePlan(teardown.failure.reason)
       : (teardown.failure?.reason ?? "teardown failed");
   return { done: false, reason, teardown };
 }

@@ -1,7 +1,7 @@
 import { UserError } from "../../errors.js";
 import { listIgnoredPaths } from "../../git/ignored.js";
 import type { WorktreeEntry } from "../../git/parse.js";
-import { type DiskUsage, formatBytes, measurePaths } from "../../io/disk-usage.js";
+import { type DiskUsage, describeIgnored, measurePaths } from "../../io/disk-usage.js";
 import { shellQuote } from "../../text.js";
 import { inDestroyOrder, readOwnedEntries } from "../berth/resources.js";
 import type { WorktreeFacts } from "../fleet/survey.js";
@@ -111,6 +111,28 @@ export async function plannedDestroys(
   };
 }
 
+/** The reason an apply gives for an item it skips because live state differs from its plan. */
+export const CHANGED_SINCE_PLAN = "changed since the plan";
+
+/** "changed since the plan: <why>", said once even when `why` already says it. */
+export function changedSincePlan(why?: string): string {
+  if (why === undefined || why === "") return CHANGED_SINCE_PLAN;
+  return why.startsWith(CHANGED_SINCE_PLAN) ? why : `${CHANGED_SINCE_PLAN}: ${why}`;
+}
+
+/**
+ * Why a berth with a verb in flight is not removed, or null (spec 7 and the
+ * ADR: the logbook only ever makes removal more conservative). An interrupted
+ * verb (its process gone from this host) holds nothing.
+ */
+export function describeVerbInFlight(
+  activity: { running: string | null } | undefined,
+): string | null {
+  const running = activity?.running ?? null;
+  if (running === null || running.startsWith("interrupted")) return null;
+  return `a verb is in flight there (running ${running})`;
+}
+
 /** Ignored files and bytes in a checkout: they go with it (spec 7). Unreadable counts as none. */
 export async function ignoredFilesOf(path: string): Promise<DiskUsage> {
   return measurePaths(path, await listIgnoredPaths(path).catch(() => []));
@@ -118,5 +140,5 @@ export async function ignoredFilesOf(path: string): Promise<DiskUsage> {
 
 /** How a plan's "remove worktree" step says what goes with the checkout. */
 export function goesWithIt(ignored: DiskUsage): string {
-  return `${ignored.files} ignored file(s), ${formatBytes(ignored.bytes)}, go with it`;
+  return `${describeIgnored(ignored)} go with it`;
 }

@@ -5,6 +5,7 @@ import { deleteRef, listRefs } from "../../git/refs.js";
 import { hasCommits } from "../../git/repo.js";
 import { addWorktree, removeWorktree } from "../../git/worktrees.js";
 import { readAdminKeys, readGitFile } from "../../io/admin-dirs.js";
+import { deleteBranchRecord, writeBranchRecord } from "../../io/branch-records.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { withFleetLock } from "../../io/lock.js";
 import { adminDirFor, worktreeRootFor } from "../../io/paths.js";
@@ -317,6 +318,14 @@ async function createCheckout(run: StartRun, from: string | null): Promise<void>
   const cwd = repo.location.cwd;
   try {
     await addWorktree(cwd, facts.path, facts.branch, base.commit);
+    // berth made this branch: the record is what lets it delete the branch later.
+    await writeBranchRecord(repo.location.commonDir, {
+      version: 1,
+      branch: facts.branch,
+      id: facts.id,
+      created_tip: base.commit,
+      created_at: ctx.now().toISOString(),
+    });
     steps.push({ step: "create worktree", target: facts.path, outcome: "done" });
     const gitFile = await readGitFile(facts.path);
     if (gitFile === null) throw new Error(`git created ${facts.path} without a .git file`);
@@ -332,7 +341,7 @@ async function createCheckout(run: StartRun, from: string | null): Promise<void>
     steps.push({ step: "write ready marker", target: facts.branch, outcome: "done" });
     run.owner = { ...facts, adminKey: basename(adminDir) };
   } catch (error) {
-    const undone = await undoStart(cwd, facts.path, facts.branch, base.commit);
+    const undone = await undoStart(repo, facts.path, facts.branch, base.commit);
     throw new UserError(
       "precondition_failed",
       `Could not start the berth: ${(error as Error).message}. ${undone}`,
@@ -387,6 +396,7 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
   let branchNote = "";
   try {
     await deleteRef(repo.location.cwd, `refs/heads/${facts.branch}`, base.commit);
+    await deleteBranchRecord(repo.location.commonDir, facts.branch);
     steps.push({ step: "undo: delete branch", target: facts.branch, outcome: "done" });
   } catch (error) {
     branchNote = ` Branch ${facts.branch} moved during setup and was kept.`;
@@ -483,19 +493,26 @@ function isFreeId(repo: Repository, taken: TakenIdentities, id: string): boolean
  * exist before this run (the id was minted against it).
  */
 async function undoStart(
-  cwd: string,
+  repo: Repository,
   path: string,
   branch: string,
   commit: string,
 ): Promise<string> {
+  const cwd = repo.location.cwd;
   const problems: string[] = [];
   if (pathExistsOrBroken(path)) {
     await removeWorktree(cwd, path, true).catch((e: Error) => problems.push(e.message));
   }
-  await deleteRef(cwd, `refs/heads/${branch}`, commit).catch((e: Error) => {
-    // Absent is fine: git may have failed before creating the branch.
-    if (!/unable to resolve|does not exist|not a valid/i.test(e.message)) problems.push(e.message);
-  });
+  const branchKept = await deleteRef(cwd, `refs/heads/${branch}`, commit).then(
+    () => false,
+    (e: Error) => {
+      // Absent is fine: git may have failed before creating the branch.
+      const absent = /unable to resolve|does not exist|not a valid/i.test(e.message);
+      if (!absent) problems.push(e.message);
+      return !absent;
+    },
+  );
+  if (!branchKept) await deleteBranchRecord(repo.location.commonDir, branch);
   return problems.length === 0
     ? "Nothing of it was left behind."
     : `Cleaning up the half-made berth failed too: ${problems.join("; ")}`;

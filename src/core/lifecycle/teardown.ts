@@ -3,6 +3,7 @@ import { UserError } from "../../errors.js";
 import type { WorktreeEntry } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees, removeWorktree } from "../../git/worktrees.js";
+import { recordBranchFirstSeen } from "../../io/branch-records.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { adminDirFor } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
@@ -108,6 +109,9 @@ export async function applyTeardown(
     });
     return fail({ stage: "changed", reason: changed });
   }
+
+  const marker = await readReadyMarker(adminDirFor(repo.location.commonDir, target.adminKey));
+  if (marker !== null) await recordBranchFirstSeen(repo.location.commonDir, marker);
 
   const owned = await readOwnedEntries(repo, target.adminKey, target.id);
   if (owned.problems.length > 0) {
