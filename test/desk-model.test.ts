@@ -42,6 +42,7 @@ function row(id: string, over: Partial<StatusRow> = {}): StatusRow {
     last_action: null,
     state: "active",
     contained: null,
+    in_progress: null,
     ...over,
   };
 }

@@ -27,17 +27,20 @@ export interface OperationInProgress {
   continueArgs: string[];
   /** `git <kind> --abort` as arguments. */
   abortArgs: string[];
+  /** The branch a rebase is rewriting (its HEAD is detached meanwhile), or null. */
+  branch: string | null;
 }
 
 /** The operation in progress in the checkout whose git dir is `gitDir`, or null. */
 export function readOperationInProgress(gitDir: string): OperationInProgress | null {
+  const at = (name: string) => join(gitDir, name);
   const found = (kind: OperationKind, evidence: string): OperationInProgress => ({
     kind,
     evidence,
     continueArgs: ["git", kind, "--continue"],
     abortArgs: ["git", kind, "--abort"],
+    branch: kind === "rebase" ? rebasedBranch(at(evidence.replace(/\/$/, ""))) : null,
   });
-  const at = (name: string) => join(gitDir, name);
   if (isDirectory(at("rebase-apply"))) {
     return exists(at("rebase-apply/applying"))
       ? found("am", "rebase-apply/applying")
@@ -52,6 +55,17 @@ export function readOperationInProgress(gitDir: string): OperationInProgress | n
     return found(next === "revert" ? "revert" : "cherry-pick", "sequencer/todo");
   }
   return null;
+}
+
+/** `refs/heads/x` in a rebase's `head-name` file, as `x`; null for a detached rebase. */
+function rebasedBranch(stateDir: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(join(stateDir, "head-name"), "utf8").trim();
+  } catch {
+    return null;
+  }
+  return text.startsWith("refs/heads/") ? text.slice("refs/heads/".length) : null;
 }
 
 /** The first instruction word of a sequencer todo list, or null when there is none. */

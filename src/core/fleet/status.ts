@@ -1,5 +1,11 @@
 import type { Context } from "../../context.js";
+import {
+  type OperationInProgress,
+  type OperationKind,
+  readOperationInProgress,
+} from "../../io/in-progress.js";
 import type { VerbResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { portFor } from "../berth/identity.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
@@ -48,6 +54,8 @@ export interface StatusRow {
   state: WorktreeState;
   /** The containment evidence for `state: "contained"` rows; null otherwise. */
   contained: ContainmentEvidence | null;
+  /** A git operation stopped half-way there (merge, rebase, am, cherry-pick, revert), or null. */
+  in_progress: OperationKind | null;
 }
 
 export interface StatusData {
@@ -86,8 +94,15 @@ export async function readStatus(
     const evidence = verdict?.contained ? verdict.evidence : null;
     return withActivity(toStatusRow(survey, w, receipts.get(w.entry.path), evidence), activity);
   });
-  const hints: string[] = [];
+  const hints: string[] = inProgressHints(rows, inScope);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
+  // A branch a live checkout is rebasing is held by it (its HEAD is detached meanwhile): never abandoned.
+  const rebasing = new Set(
+    survey.worktrees.flatMap((w) => {
+      const branch = operationOf(w)?.branch;
+      return branch ? [branch] : [];
+    }),
+  );
   if (activity.logbook === "unreadable") {
     hints.push("the logbook could not be read: running and last_action are unknown");
   }
@@ -98,7 +113,7 @@ export async function readStatus(
       trunk: { name: survey.trunk.name, tip: survey.trunk.tip },
       scope,
       worktrees: rows,
-      refs: scope === "fleet" ? containment.refs : [],
+      refs: scope === "fleet" ? containment.refs.filter((r) => !rebasing.has(r.branch)) : [],
     },
     hints,
   };
@@ -145,7 +160,32 @@ export function toStatusRow(
     last_action: null,
     state: classifyState(w, survey, contained !== null),
     contained,
+    in_progress: operationOf(w)?.kind ?? null,
   };
+}
+
+/** The git operation stopped half-way in a worktree (io/in-progress.ts), or null. */
+function operationOf(w: WorktreeFacts): OperationInProgress | null {
+  return w.adminDir === null || w.entry.prunable ? null : readOperationInProgress(w.adminDir);
+}
+
+/** A hint per worktree with an operation in progress: what it is and the commands that end it. */
+function inProgressHints(
+  rows: readonly StatusRow[],
+  worktrees: readonly WorktreeFacts[],
+): string[] {
+  const hints: string[] = [];
+  for (const w of worktrees) {
+    const op = operationOf(w);
+    if (op === null) continue;
+    const name = rows.find((r) => r.path === w.entry.path)?.id ?? w.entry.path;
+    const inTree = (args: string[]) => shellCommand(["git", "-C", w.entry.path, ...args.slice(1)]);
+    hints.push(
+      `${name}: a ${op.kind}${op.branch ? ` of ${op.branch}` : ""} is in progress; ` +
+        `continue it with ${inTree(op.continueArgs)}, or abort it with ${inTree(op.abortArgs)}`,
+    );
+  }
+  return hints;
 }
 
 /** The row's `running`, `last_action` and `last_activity`, from the activity reader. */

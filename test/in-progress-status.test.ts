@@ -1,0 +1,41 @@
+import { spawnSync } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * Issue 15 item 14: a rebase stopped half-way in a live berth is reported as
+ * what it is, with the git commands that continue or abort it, never as
+ * abandoned work to resume with `berth start --from`.
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+describe("an operation in progress in a berth", () => {
+  it("status names the rebase and its continue/abort commands; its branch is not abandoned", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const started = await runBerth(["start", "rebasing", "--json"], { cwd: r.path, env: r.env });
+    const berth = started.json.data as { id: string; branch: string; path: string };
+    r.write("shared.txt", "berth side\n", berth.path);
+    r.commit("berth edit", berth.path);
+    r.write("shared.txt", "trunk side\n");
+    r.commit("trunk edit");
+    const rebase = spawnSync("git", ["rebase", "main"], { cwd: berth.path, env: r.env });
+    expect(rebase.status).not.toBe(0); // stopped on the conflict
+
+    const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+    expect(status.code).toBe(0);
+    const row = status.json.data.worktrees.find((w: { id: string }) => w.id === berth.id);
+    expect(row.in_progress).toBe("rebase");
+    expect(status.json.data.refs).toEqual([]);
+    const hint = status.json.hints.find((h: string) => h.startsWith(`${berth.id}:`));
+    expect(hint).toBe(
+      `${berth.id}: a rebase of ${berth.branch} is in progress; continue it with ` +
+        `git -C ${berth.path} rebase --continue, or abort it with git -C ${berth.path} rebase --abort`,
+    );
+    const human = await runBerth(["status"], { cwd: r.path, env: r.env });
+    expect(human.stderr + human.stdout).not.toContain("abandoned");
+    expect(human.stderr + human.stdout).not.toContain("berth start --from");
+  });
+});
