@@ -8,6 +8,7 @@ import { buildDeskModel, type DeskBerthItem } from "../src/core/desk/model.js";
 import { readStatus } from "../src/core/fleet/status.js";
 import { UserError } from "../src/errors.js";
 import { appliedResult, INTERNAL_FAILURE_HINT, plannedResult } from "../src/result.js";
+import { shellCommand } from "../src/text.js";
 import { renderJson, toEnvelope } from "../src/ui/envelope.js";
 import { colorsFor } from "../src/ui/style.js";
 import { renderWorktreeTeardown } from "../src/ui/worktree-view.js";
@@ -28,8 +29,9 @@ const printed = { stdout: plain, stderr: plain };
 
 const refusalWithPlan = () =>
   new UserError("precondition_failed", "the berth is dirty.", {
-    next: "berth gate",
+    next: shellCommand(["berth", "gate"]),
     plan: { steps: [{ step: "run check", target: "unit" }] },
+
     data: { id: "x" },
   });
 

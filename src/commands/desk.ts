@@ -9,6 +9,7 @@ import { openRepository } from "../core/repo/repository.js";
 import { UserError } from "../errors.js";
 import { readAdminKeys } from "../io/admin-dirs.js";
 import { success } from "../result.js";
+import { shellCommand } from "../text.js";
 import type { DeskController, DeskSession, DeskSnapshot } from "../ui/desk/types.js";
 import type { CommandOutcome } from "./outcome.js";
 
@@ -35,7 +36,7 @@ export async function deskCommand(
     throw new UserError(
       "precondition_failed",
       `${why}; nothing changed. berth status --json prints the same survey as one document.`,
-      { next: "berth status --json" },
+      { next: shellCommand(["berth", "status", "--json"]) },
     );
   }
   const repo = await openRepository(ctx);

@@ -7,6 +7,7 @@ import { listWorktrees } from "../../git/worktrees.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
 import { adminDirFor } from "../../io/paths.js";
 import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js";
+import { shellCommand } from "../../text.js";
 import { mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "../repo/trunk.js";
@@ -160,8 +161,8 @@ function unwalkableHistory(error: unknown): Error {
   const why = error.stderr.trim().split("\n")[0] ?? "";
   return new UserError(
     "precondition_failed",
-    `git cannot walk the history of this repository's branches: ${why}`,
-    { next: "git fsck (a branch may name something that is not a commit)" },
+    `git cannot walk the history of this repository's branches: ${why} (a branch may name something that is not a commit)`,
+    { next: shellCommand(["git", "fsck"]) },
   );
 }
 

@@ -5,6 +5,7 @@ import { UserError } from "../../errors.js";
 import { type LogbookEvent, logbookDir, parseLogbookText, readLogbook } from "../../io/logbook.js";
 import { listMonthFiles, readTextFrom } from "../../io/month-files.js";
 import type { VerbResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { openRepository } from "../repo/repository.js";
 import { parseSince } from "./since.js";
 
@@ -48,9 +49,7 @@ async function prepare(ctx: Context, filter: LogbookFilter): Promise<Query> {
     throw new UserError(
       "usage",
       `--since "${filter.since}": expected an ISO time or an age like 30m, 2h, 3d.`,
-      {
-        next: "berth logbook --since 2h",
-      },
+      { next: shellCommand(["berth", "logbook", "--since", "2h"]) },
     );
   }
   const sinceMs = since?.getTime() ?? null;

@@ -6,6 +6,7 @@ import { listRefs } from "../../git/refs.js";
 import { renderStarterConfig } from "../../io/config-template.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { openRepository } from "./repository.js";
 import { createTrunkHint, detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
 
@@ -24,10 +25,8 @@ export async function initConfig(
   if (pathExistsOrBroken(path)) {
     throw new UserError(
       "precondition_failed",
-      `${path} already exists; berth init never overwrites it.`,
-      {
-        next: `edit ${path}`,
-      },
+      `${path} already exists; berth init never overwrites it (edit it instead).`,
+      { next: shellCommand(["berth", "status"]) },
     );
   }
   const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
