@@ -42,6 +42,8 @@ export interface SequenceStats {
   byVerb: Record<string, number>;
   /** "<verb>: <outcome>" counts. */
   byCode: Record<string, number>;
+  /** Hand changes by kind. */
+  byHand: Record<string, number>;
   /** What the verbs did that the invariants care most about. */
   events: Record<string, number>;
   /** Wall time spent, by kind of work (setup, snapshot, hand, each verb). */
@@ -66,6 +68,7 @@ export function emptyStats(): SequenceStats {
     commitsChecked: 0,
     byVerb: {},
     byCode: {},
+    byHand: {},
     events: {},
     ms: {},
   };
@@ -135,8 +138,14 @@ class SequenceRun {
     const note = this.time("hand", () => applyWorldOp(this.world, op, this.before, this.rng));
     this.log.push(`${describeOp(op)} -> ${note}`);
     this.stats.handChanges += 1;
-    // Edits and fault switches change no ref, registration, ledger entry or resource.
-    if (op.kind !== "dirty" && op.kind !== "fault") this.stale = true;
+    this.add(this.stats.byHand, op.kind);
+    // A hand commit may have concluded a merge left in progress: then it is no longer one.
+    for (const path of [...this.world.merging]) {
+      if (!this.world.mergeHeadExists(path)) this.world.merging.delete(path);
+    }
+    // Edits, fault switches and berth.toml change no ref, registration, ledger entry or resource.
+    if (!["dirty", "fault", "redefine-gate", "dirty-submodule"].includes(op.kind))
+      this.stale = true;
   }
 
   /** The file-read snapshot must agree with what git itself reports. */
@@ -155,6 +164,7 @@ class SequenceRun {
     const before = this.current();
     const world = this.world;
     const facts = {
+      mainFiles: this.time("snapshot", () => world.mainFiles()),
       mainTrackedDirty:
         op.kind === "accept" &&
         world.git(world.mainPath, ["status", "--porcelain", "--untracked-files=no"]).trim() !== "",
@@ -179,8 +189,8 @@ class SequenceRun {
       this.violations = check.violations;
       throw new Broken();
     }
-    if (op.kind === "drop" && op.force && outcome.ok && op.subject !== null) {
-      world.dirty.delete(op.subject);
+    for (const w of before.worktrees) {
+      if (!after.worktrees.some((x) => x.path === w.path && x.folder)) world.forget(w.path);
     }
     return outcome;
   }
@@ -244,6 +254,16 @@ class SequenceRun {
     }
     for (const w of live()) {
       if (rng.chance(0.25)) await this.verb({ kind: "gate", cwd: w.path });
+    }
+    // berth.toml edited between gate and accept: older receipts prove another gate.
+    if (rng.chance(0.2)) {
+      const extra = world.gate.some((c) => c.name === "extra");
+      const change = rng.pick(
+        extra
+          ? (["remove-extra", "alter-timeout", "reorder"] as const)
+          : (["add-extra", "alter-command", "alter-timeout"] as const),
+      );
+      this.hand({ kind: "redefine-gate", change });
     }
     if (live().length > 0 && rng.chance(0.35)) {
       this.hand({
