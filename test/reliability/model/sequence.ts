@@ -281,6 +281,19 @@ class SequenceRun {
         file: rng.pick(["u1.txt", "f1.txt", "f2.txt"]),
       });
     }
+    // Issue 15's states: a submodule (clean or changed inside), a merge left in
+    // progress, and an ignored file the trunk then force-adds.
+    const quiet = () =>
+      live().filter((w) => w.branch !== null && !world.merging.has(w.path)).map((w) => w.path);
+    if (quiet().length > 0 && rng.chance(0.15)) {
+      const path = rng.pick(quiet());
+      this.hand({ kind: "add-submodule", path });
+      if (rng.chance(0.5)) this.hand({ kind: "dirty-submodule", path });
+    }
+    if (quiet().length > 0 && rng.chance(0.1))
+      this.hand({ kind: "start-merge", path: rng.pick(quiet()) });
+    if (quiet().length > 0 && rng.chance(0.1) && this.current().worktrees[0]?.branch === "main")
+      this.hand({ kind: "ignored-collision", path: rng.pick(quiet()) });
     if (live().length > 0 && rng.chance(0.15)) this.hand({ kind: "lock", path: some() });
     if (live().length > 0 && rng.chance(0.08)) this.hand({ kind: "detach", path: some() });
     if (live().length > 1 && rng.chance(0.08)) this.hand({ kind: "remove-folder", path: some() });
