@@ -215,7 +215,7 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
         "add-extra": extra ? 0 : 2,
         "remove-extra": extra ? 2 : 0,
         "alter-command": 2,
-        "alter-timeout": 2,
+        "alter-timeout": 3,
         reorder: extra ? 1 : 0,
       });
       return { kind, change };

@@ -256,13 +256,16 @@ class SequenceRun {
       if (rng.chance(0.25)) await this.verb({ kind: "gate", cwd: w.path });
     }
     // berth.toml edited between gate and accept: older receipts prove another gate.
-    if (rng.chance(0.2)) {
+    // A timeout change alters nothing but the digest: only the digest can tell.
+    if (rng.chance(0.3)) {
       const extra = world.gate.some((c) => c.name === "extra");
-      const change = rng.pick(
-        extra
-          ? (["remove-extra", "alter-timeout", "reorder"] as const)
-          : (["add-extra", "alter-command", "alter-timeout"] as const),
-      );
+      const change = rng.chance(0.5)
+        ? "alter-timeout"
+        : rng.pick(
+            extra
+              ? (["remove-extra", "reorder"] as const)
+              : (["add-extra", "alter-command"] as const),
+          );
       this.hand({ kind: "redefine-gate", change });
     }
     if (live().length > 0 && rng.chance(0.35)) {
@@ -284,7 +287,9 @@ class SequenceRun {
     // Issue 15's states: a submodule (clean or changed inside), a merge left in
     // progress, and an ignored file the trunk then force-adds.
     const quiet = () =>
-      live().filter((w) => w.branch !== null && !world.merging.has(w.path)).map((w) => w.path);
+      live()
+        .filter((w) => w.branch !== null && !world.merging.has(w.path))
+        .map((w) => w.path);
     if (quiet().length > 0 && rng.chance(0.15)) {
       const path = rng.pick(quiet());
       this.hand({ kind: "add-submodule", path });
