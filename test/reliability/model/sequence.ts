@@ -294,16 +294,38 @@ class SequenceRun {
       const path = rng.pick(quiet());
       this.hand({ kind: "add-submodule", path });
       if (rng.chance(0.5)) this.hand({ kind: "dirty-submodule", path });
+      await this.soon(path, ["gate", "status", "drop"]);
     }
-    if (quiet().length > 0 && rng.chance(0.1))
-      this.hand({ kind: "start-merge", path: rng.pick(quiet()) });
-    if (quiet().length > 0 && rng.chance(0.1) && this.current().worktrees[0]?.branch === "main")
-      this.hand({ kind: "ignored-collision", path: rng.pick(quiet()) });
+    if (quiet().length > 0 && rng.chance(0.1)) {
+      const path = rng.pick(quiet());
+      this.hand({ kind: "start-merge", path });
+      await this.soon(path, ["update", "gate"]);
+    }
+    if (quiet().length > 0 && rng.chance(0.1) && this.current().worktrees[0]?.branch === "main") {
+      const path = rng.pick(quiet());
+      this.hand({ kind: "ignored-collision", path });
+      await this.soon(path, ["update"]);
+    }
     if (live().length > 0 && rng.chance(0.15)) this.hand({ kind: "lock", path: some() });
     if (live().length > 0 && rng.chance(0.08)) this.hand({ kind: "detach", path: some() });
     if (live().length > 1 && rng.chance(0.08)) this.hand({ kind: "remove-folder", path: some() });
     if (rng.chance(0.08)) this.hand({ kind: "foreign", branch: `manual-${world.next()}` });
     if (rng.chance(0.25)) await this.verb({ kind: "prune", contained: true, yes: true });
+  }
+
+  /** Often, a verb aimed right at a berth just put in a new state (else the wander may miss it). */
+  private async soon(
+    path: string,
+    kinds: ("gate" | "status" | "update" | "drop")[],
+  ): Promise<void> {
+    if (!this.rng.chance(0.7)) return;
+    const kind = this.rng.pick(kinds);
+    if (kind === "drop") {
+      const w = worktreeAt(this.current(), path);
+      if (w?.markerId)
+        await this.verb({ kind, target: w.markerId, subject: path, force: false, yes: true });
+    } else if (kind === "update") await this.verb({ kind, cwd: path, from: undefined });
+    else await this.verb({ kind, cwd: path });
   }
 
   /** Random hand changes and verbs, until the wanted number of verbs has run. */
