@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { basename, join } from "node:path";
 import { isVerb, onTrunk, type VerbOp, type VerbOutcome } from "./ops.js";
 import {
   branchesOf,
@@ -9,7 +9,7 @@ import {
   type Snapshot,
   type WorktreeRow,
 } from "./snapshot.js";
-import { PREFIX, TRUNK, type World } from "./world.js";
+import { PREFIX, RED_FILE, TRUNK, type World } from "./world.js";
 
 /**
  * The safety invariants of spec section 9 (1-5), checked after every verb
@@ -21,6 +21,8 @@ import { PREFIX, TRUNK, type World } from "./world.js";
 export interface StepFacts {
   /** The main checkout had tracked changes before the verb (accept must refuse then). */
   mainTrackedDirty: boolean;
+  /** Every file of the main checkout (tracked, untracked, ignored) before the verb. */
+  mainFiles: Map<string, string>;
 }
 
 export interface StepCheck {
@@ -181,9 +183,188 @@ export function checkStep(
     v.push("[status observes] status changed the fleet");
   }
 
+  v.push(...checkMainCheckout(world, op, before, after, facts));
+  v.push(...checkGateDefinition(world, op, before, after));
+  v.push(...checkHandState(world, op, outcome, before, after, trunkBefore));
   v.push(...checkRemovals(world, op, outcome, before, after, trunkBefore));
   v.push(...checkVerb(world, op, outcome, before, after, facts, trunkBefore, newRecovery));
   return { violations: v, commitsChecked: mustHold.size };
+}
+
+/**
+ * Invariant 9: nothing berth runs for a berth runs in, or writes to, the main
+ * checkout. Its files (tracked, untracked and ignored, `var/` included, which
+ * the resource commands' relative paths name) change only by accept bringing
+ * the trunk's files along: the paths the trunk's move changed. Every destroy
+ * ran in its berth's folder, or (that folder gone) in an empty private folder.
+ */
+function checkMainCheckout(
+  world: World,
+  op: VerbOp,
+  before: Snapshot,
+  after: Snapshot,
+  facts: StepFacts,
+): string[] {
+  const v: string[] = [];
+  const now = world.mainFiles();
+  let allowed = new Set<string>();
+  if (op.kind === "accept" && before.trunkTip !== null && after.trunkTip !== before.trunkTip) {
+    const diff = world.git(world.mainPath, [
+      "diff",
+      "--no-renames",
+      "--name-only",
+      "-z",
+      before.trunkTip,
+      after.trunkTip as string,
+    ]);
+    allowed = new Set(diff.split("\0").filter(Boolean));
+  }
+  for (const file of new Set([...facts.mainFiles.keys(), ...now.keys()])) {
+    const was = facts.mainFiles.get(file);
+    const is = now.get(file);
+    if (was === is || allowed.has(file)) continue;
+    const what = was === undefined ? "appeared" : is === undefined ? "vanished" : "changed";
+    v.push(`[invariant 9] ${op.kind} wrote to the main checkout: ${file} ${what}`);
+  }
+  const main = realPath(world.mainPath);
+  for (const { id, cwd } of world.newDestroys()) {
+    if (cwd === main || cwd.startsWith(`${main}/`)) {
+      v.push(`[invariant 9] the destroy of ${id}'s resource ran in the main checkout (${cwd})`);
+      continue;
+    }
+    const own = before.worktrees.find((w) => w.markerId === id && !w.isMain);
+    const ownPath = own?.folder ? realPath(own.path) : null;
+    // A berth this verb made (a start cleaning up after a failed create) has its folder where start puts it.
+    const inOwn = cwd === ownPath || (own === undefined && cwd.startsWith(`${main}.worktrees/`));
+    const privateEmpty = ownPath === null && basename(cwd).startsWith("berth-destroy-");
+    if (!inOwn && !privateEmpty) {
+      v.push(
+        `[invariant 9] the destroy of ${id}'s resource ran in ${cwd}, not in its folder (${ownPath ?? "gone"}) nor an empty private one`,
+      );
+    }
+  }
+  return v;
+}
+
+/**
+ * Invariant 8: a receipt is honored only for the gate definition it ran. When
+ * accept moves the trunk to a tree, every check declared now must have passed
+ * on that tree while the same definition was declared (a hand edit of
+ * berth.toml in between makes the older runs count for nothing), and by the
+ * model's rule (each check is red while its file is in the tree) the tree is
+ * green under the declared checks.
+ */
+function checkGateDefinition(
+  world: World,
+  op: VerbOp,
+  before: Snapshot,
+  after: Snapshot,
+): string[] {
+  if (op.kind !== "accept" || after.trunkTip === null || after.trunkTip === before.trunkTip)
+    return [];
+  const v: string[] = [];
+  const tree = world.git(world.mainPath, ["rev-parse", `${after.trunkTip}^{tree}`]).trim();
+  const passed = world.provedUnderCurrentGate().get(tree) ?? new Set<string>();
+  for (const check of world.gate) {
+    if (!passed.has(check.name)) {
+      v.push(
+        `[invariant 8] accept landed ${short(after.trunkTip)} (tree ${short(tree)}) though check ${check.name} never passed on it under the gate declared now ${JSON.stringify(world.gate)}`,
+      );
+    }
+  }
+  const red = world.gate.map((c) => RED_FILE[c.name]);
+  const present = world
+    .git(world.mainPath, ["ls-tree", "--name-only", after.trunkTip, "--", ...red])
+    .split("\n")
+    .filter(Boolean);
+  if (present.length > 0) {
+    v.push(
+      `[invariant 8] accept landed ${short(after.trunkTip)}, on which the declared gate is red (${present.join(", ")} present)`,
+    );
+  }
+  return v;
+}
+
+/**
+ * What the hand-made states of issue 15 require: a merge left in progress
+ * survives every verb (update and gate refuse in it); an ignored file is never
+ * overwritten (update refuses a merge that would replace it); changes inside a
+ * submodule (and every other uncommitted change the model knows) make a berth
+ * dirty for gate and status; a clean berth with a submodule tears down.
+ */
+function checkHandState(
+  world: World,
+  op: VerbOp,
+  outcome: VerbOutcome,
+  before: Snapshot,
+  after: Snapshot,
+  trunkBefore: Set<string>,
+): string[] {
+  const v: string[] = [];
+  const present = (path: string) => after.worktrees.some((w) => w.path === path && w.folder);
+  for (const path of world.merging) {
+    if (!present(path)) continue;
+    if (!world.mergeHeadExists(path))
+      v.push(
+        `[invariant 2] ${op.kind} ended the merge left in progress in ${path} (MERGE_HEAD is gone)`,
+      );
+    if ((op.kind === "update" || op.kind === "gate") && op.cwd === path && outcome.ok)
+      v.push(`[invariant 2] ${op.kind} succeeded in ${path}, where a merge is in progress`);
+  }
+  for (const [path, files] of world.ignored) {
+    if (!present(path)) continue;
+    for (const [file, expected] of files) {
+      const full = join(path, file);
+      const actual = existsSync(full) ? readFileSync(full, "utf8") : null;
+      if (actual !== expected)
+        v.push(
+          `[invariant 2] ${op.kind} ${actual === null ? "deleted" : "overwrote"} the ignored file ${full} (found ${JSON.stringify(actual)})`,
+        );
+    }
+  }
+  if (op.kind === "gate" && outcome.ok && op.cwd !== world.mainPath && world.hasDirt(op.cwd)) {
+    v.push(
+      `[invariant 2] gate passed in ${op.cwd}, which holds uncommitted changes: ${[...(world.dirty.get(op.cwd)?.keys() ?? [])].join(", ")}`,
+    );
+  }
+  if (op.kind === "status" && outcome.ok) {
+    for (const row of (outcome.data?.worktrees ?? []) as {
+      path: string;
+      clean: boolean | null;
+      receipt: string;
+    }[]) {
+      if (row.path === world.mainPath || !world.hasDirt(row.path)) continue;
+      if (row.clean === true || row.receipt === "honored")
+        v.push(
+          `[invariant 2] status calls ${row.path} clean (receipt ${row.receipt}), but it holds uncommitted changes: ${[...(world.dirty.get(row.path)?.keys() ?? [])].join(", ")}`,
+        );
+    }
+  }
+  if (op.kind === "drop" && op.subject !== null && world.faults.size === 0) {
+    const w = worktreeAt(before, op.subject);
+    const cleanSub =
+      w !== undefined &&
+      world.submodules.has(w.path) &&
+      w.folder &&
+      !w.locked &&
+      w.markerId !== null &&
+      !world.hasDirt(w.path) &&
+      (op.force || (w.head !== null && trunkBefore.has(w.head)));
+    if (cleanSub && !outcome.ok)
+      v.push(
+        `[invariant 7] drop of ${w.markerId}, a clean berth with a submodule, did not tear down: ${outcome.code} ${outcome.message?.split("\n")[0] ?? ""}`,
+      );
+  }
+  return v;
+}
+
+/** The path with symlinks resolved (as `pwd -P` prints it); the path itself once it is gone. */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** Which registrations a verb may remove, and which it never may. */

@@ -1,4 +1,4 @@
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandOutcome } from "../../../src/commands/outcome.js";
 import { startBerth } from "../../../src/core/lifecycle/start.js";
@@ -13,7 +13,7 @@ import {
   type Snapshot,
   type WorktreeRow,
 } from "./snapshot.js";
-import { type Fault, PREFIX, TRUNK, type World } from "./world.js";
+import { type Fault, type GateCheck, PREFIX, submoduleSource, TRUNK, type World } from "./world.js";
 
 /**
  * The operations a sequence is made of. Hand changes ("world" operations:
@@ -39,7 +39,20 @@ export type WorldOp =
   | { kind: "detach"; path: string }
   | { kind: "land-by-hand"; branch: string }
   | { kind: "tag"; name: string; commit: string }
-  | { kind: "fault"; fault: Fault; on: boolean };
+  | { kind: "fault"; fault: Fault; on: boolean }
+  | { kind: "redefine-gate"; change: GateChange }
+  | { kind: "add-submodule"; path: string }
+  | { kind: "dirty-submodule"; path: string }
+  | { kind: "start-merge"; path: string }
+  | { kind: "ignored-collision"; path: string };
+
+/** How a hand edit of berth.toml changes the declared checks (each changes the digest). */
+export type GateChange =
+  | "add-extra"
+  | "remove-extra"
+  | "alter-command"
+  | "alter-timeout"
+  | "reorder";
 
 export type VerbOp =
   | { kind: "start"; cwd: string; name: string | undefined; from: string | undefined }
@@ -87,6 +100,33 @@ export interface VerbOutcome {
 /** Commits one file only (its own changes), leaving every other change as it is. */
 const COMMIT_ONE = 'git add -- "$1" && git commit -q --only -m "$2" -- "$1"';
 
+/** Adds the local repository $1 as submodule `sub` and commits just that. */
+const ADD_SUBMODULE =
+  'git -c protocol.file.allow=always submodule add -q "$1" sub && git commit -q -m "$2" -- .gitmodules sub';
+
+/**
+ * Leaves a conflicting merge in progress: "theirs" (made with plumbing, on no
+ * branch) and "ours" (committed on the checkout's branch) both add $2 with
+ * different content; `git merge` stops on the add/add conflict with MERGE_HEAD.
+ */
+const START_MERGE = `set -e
+base=$(git rev-parse HEAD)
+gitdir=$(git rev-parse --absolute-git-dir)
+blob=$(printf 'theirs %s\n' "$1" | git hash-object -w --stdin)
+GIT_INDEX_FILE="$gitdir/fuzz-index" git read-tree "$base"
+GIT_INDEX_FILE="$gitdir/fuzz-index" git update-index --add --cacheinfo "100644,$blob,$2"
+tree=$(GIT_INDEX_FILE="$gitdir/fuzz-index" git write-tree)
+rm -f "$gitdir/fuzz-index"
+theirs=$(git commit-tree "$tree" -p "$base" -m "theirs $1")
+printf 'ours %s\n' "$1" > "$2"
+git add -- "$2"
+git commit -q --only -m "ours $1" -- "$2"
+if git merge -q --no-edit "$theirs" >/dev/null 2>&1; then exit 1; fi
+test -f "$gitdir/MERGE_HEAD"`;
+
+/** The trunk force-adds $1 (ignored everywhere) with content $2, from the main checkout. */
+const FORCE_ADD =
+  'printf "%s\\n" "$2" > "$1" && git add -f -- "$1" && git commit -q --only -m "$2" -- "$1"';
 const FILES = ["f1.txt", "f2.txt", "f3.txt", "shared.txt"];
 const NAMES = ["a", "b", "c", "Fix login!", "", "ÜBER über", "x".repeat(50), "--", "a/b"];
 
@@ -106,6 +146,9 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
   const onBranch = live.filter((w) => w.branch !== null);
   const locked = s.worktrees.filter((w) => w.locked);
   const prefixBranches = [...branchesOf(s).keys()].filter((b) => b.startsWith(PREFIX));
+  // Berths on a branch with no merge left in progress: the new hand changes' subjects.
+  const quiet = onBranch.filter((w) => !world.merging.has(w.path));
+  const withSub = live.filter((w) => world.submodules.has(w.path));
   const kind = rng.weighted({
     commit: live.length > 0 ? 14 : 0,
     "commit-trunk": 3,
@@ -118,6 +161,11 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
     "land-by-hand": prefixBranches.length > 0 ? 3 : 0,
     tag: 0.7,
     fault: 3,
+    "redefine-gate": 1.5,
+    "add-submodule": quiet.length > 0 ? 0.5 : 0,
+    "dirty-submodule": withSub.length > 0 ? 1.5 : 0,
+    "start-merge": quiet.length > 0 ? 0.7 : 0,
+    "ignored-collision": quiet.length > 0 && s.worktrees[0]?.branch === TRUNK ? 0.7 : 0,
   });
   switch (kind) {
     case "commit": {
@@ -161,6 +209,45 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
       const fault = rng.weighted<Fault>({ "fail-destroy": 5, "fail-create": 2, "fail-setup": 2 });
       return { kind, fault, on: !world.faults.has(fault) };
     }
+    case "redefine-gate": {
+      const extra = world.gate.some((c) => c.name === "extra");
+      const change = rng.weighted<GateChange>({
+        "add-extra": extra ? 0 : 2,
+        "remove-extra": extra ? 2 : 0,
+        "alter-command": 2,
+        "alter-timeout": 3,
+        reorder: extra ? 1 : 0,
+      });
+      return { kind, change };
+    }
+    case "add-submodule":
+      return { kind, path: rng.pick(quiet).path };
+    case "dirty-submodule":
+      return { kind, path: rng.pick(withSub).path };
+    case "start-merge":
+      return { kind, path: rng.pick(quiet).path };
+    case "ignored-collision":
+      return { kind, path: rng.pick(quiet).path };
+  }
+}
+
+export function redefinedGate(gate: GateCheck[], change: GateChange): GateCheck[] {
+  const next = gate.map((c) => ({ ...c }));
+  const fuzz = next.find((c) => c.name === "fuzz") as GateCheck;
+  switch (change) {
+    case "add-extra":
+      return [...next, { name: "extra", variant: 0, timeout: null }];
+    case "remove-extra":
+      return next.filter((c) => c.name !== "extra");
+    case "alter-command":
+      // Three variants: a definition can come back, and with it the receipts it proved.
+      fuzz.variant = (fuzz.variant + 1) % 3;
+      return next;
+    case "alter-timeout":
+      fuzz.timeout = fuzz.timeout === null ? 300 : null;
+      return next;
+    case "reorder":
+      return next.reverse();
   }
 }
 
@@ -324,7 +411,8 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
           `c${n}`,
         );
         if (!ok) throw new Error(`git commit -a failed in ${op.path}`);
-        dirt.clear();
+        // A submodule's own changes are not the superproject's to commit.
+        for (const file of [...dirt.keys()]) if (!file.startsWith("sub/")) dirt.delete(file);
         return "committed all";
       }
       if (op.mode === "unfail") {
@@ -380,7 +468,7 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
         : "unlock failed";
     case "remove-folder":
       rmSync(op.path, { recursive: true, force: true });
-      world.dirty.delete(op.path);
+      world.forget(op.path);
       return "folder deleted by hand";
     case "foreign": {
       const path = join(`${world.mainPath}.worktrees`, op.branch.replace(/\//g, "-"));
@@ -403,6 +491,42 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
     case "fault":
       world.setFault(op.fault, op.on);
       return op.on ? `${op.fault} on` : `${op.fault} off`;
+    case "redefine-gate":
+      world.redefineGate(redefinedGate(world.gate, op.change));
+      return `berth.toml now declares ${JSON.stringify(world.gate)}`;
+    case "add-submodule": {
+      if (world.submodules.has(op.path)) return "skipped: it has one";
+      const ok = world.trySh(op.path, ADD_SUBMODULE, submoduleSource(), `c${n} submodule`);
+      if (!ok) return "submodule add failed";
+      world.submodules.add(op.path);
+      return "added and committed submodule sub";
+    }
+    case "dirty-submodule": {
+      const file = join(op.path, "sub", "lib.txt");
+      if (!existsSync(file)) return "skipped: the submodule is not populated";
+      const content = `submodule edit ${n}\n`;
+      writeFileSync(file, content);
+      world.dirtyOf(op.path).set("sub/lib.txt", content);
+      return "edited sub/lib.txt";
+    }
+    case "start-merge": {
+      const file = `conflict-${n}.txt`;
+      if (!world.trySh(op.path, START_MERGE, String(n), file)) return "could not start the merge";
+      world.dirtyOf(op.path).set(file, readFileSync(join(op.path, file), "utf8"));
+      world.merging.add(op.path);
+      return `merge left in progress (conflict in ${file})`;
+    }
+    case "ignored-collision": {
+      const main = world.mainPath;
+      const file = `c${n}.local`;
+      if (s.worktrees[0]?.branch !== TRUNK) return "skipped: main checkout is not on the trunk";
+      const mine = `the berth's own ignored ${file}\n`;
+      writeFileSync(join(op.path, file), mine);
+      world.ignoredOf(op.path).set(file, mine);
+      const ok = world.trySh(main, FORCE_ADD, file, `trunk force-adds ${file}`);
+      if (!ok) throw new Error(`the trunk could not force-add ${file}`);
+      return `the berth ignores ${file}; the trunk now tracks it`;
+    }
   }
 }
 

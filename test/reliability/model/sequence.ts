@@ -42,6 +42,8 @@ export interface SequenceStats {
   byVerb: Record<string, number>;
   /** "<verb>: <outcome>" counts. */
   byCode: Record<string, number>;
+  /** Hand changes by kind. */
+  byHand: Record<string, number>;
   /** What the verbs did that the invariants care most about. */
   events: Record<string, number>;
   /** Wall time spent, by kind of work (setup, snapshot, hand, each verb). */
@@ -66,6 +68,7 @@ export function emptyStats(): SequenceStats {
     commitsChecked: 0,
     byVerb: {},
     byCode: {},
+    byHand: {},
     events: {},
     ms: {},
   };
@@ -135,8 +138,14 @@ class SequenceRun {
     const note = this.time("hand", () => applyWorldOp(this.world, op, this.before, this.rng));
     this.log.push(`${describeOp(op)} -> ${note}`);
     this.stats.handChanges += 1;
-    // Edits and fault switches change no ref, registration, ledger entry or resource.
-    if (op.kind !== "dirty" && op.kind !== "fault") this.stale = true;
+    this.add(this.stats.byHand, op.kind);
+    // A hand commit may have concluded a merge left in progress: then it is no longer one.
+    for (const path of [...this.world.merging]) {
+      if (!this.world.mergeHeadExists(path)) this.world.merging.delete(path);
+    }
+    // Edits, fault switches and berth.toml change no ref, registration, ledger entry or resource.
+    if (!["dirty", "fault", "redefine-gate", "dirty-submodule"].includes(op.kind))
+      this.stale = true;
   }
 
   /** The file-read snapshot must agree with what git itself reports. */
@@ -155,6 +164,7 @@ class SequenceRun {
     const before = this.current();
     const world = this.world;
     const facts = {
+      mainFiles: this.time("snapshot", () => world.mainFiles()),
       mainTrackedDirty:
         op.kind === "accept" &&
         world.git(world.mainPath, ["status", "--porcelain", "--untracked-files=no"]).trim() !== "",
@@ -179,8 +189,8 @@ class SequenceRun {
       this.violations = check.violations;
       throw new Broken();
     }
-    if (op.kind === "drop" && op.force && outcome.ok && op.subject !== null) {
-      world.dirty.delete(op.subject);
+    for (const w of before.worktrees) {
+      if (!after.worktrees.some((x) => x.path === w.path && x.folder)) world.forget(w.path);
     }
     return outcome;
   }
@@ -245,6 +255,19 @@ class SequenceRun {
     for (const w of live()) {
       if (rng.chance(0.25)) await this.verb({ kind: "gate", cwd: w.path });
     }
+    // berth.toml edited between gate and accept: older receipts prove another gate.
+    // A timeout change alters nothing but the digest: only the digest can tell.
+    if (rng.chance(0.3)) {
+      const extra = world.gate.some((c) => c.name === "extra");
+      const change = rng.chance(0.5)
+        ? "alter-timeout"
+        : rng.pick(
+            extra
+              ? (["remove-extra", "reorder"] as const)
+              : (["add-extra", "alter-command"] as const),
+          );
+      this.hand({ kind: "redefine-gate", change });
+    }
     if (live().length > 0 && rng.chance(0.35)) {
       this.hand({
         kind: "dirty",
@@ -261,11 +284,48 @@ class SequenceRun {
         file: rng.pick(["u1.txt", "f1.txt", "f2.txt"]),
       });
     }
+    // Issue 15's states: a submodule (clean or changed inside), a merge left in
+    // progress, and an ignored file the trunk then force-adds.
+    const quiet = () =>
+      live()
+        .filter((w) => w.branch !== null && !world.merging.has(w.path))
+        .map((w) => w.path);
+    if (quiet().length > 0 && rng.chance(0.15)) {
+      const path = rng.pick(quiet());
+      this.hand({ kind: "add-submodule", path });
+      if (rng.chance(0.5)) this.hand({ kind: "dirty-submodule", path });
+      await this.soon(path, ["gate", "status", "drop"]);
+    }
+    if (quiet().length > 0 && rng.chance(0.1)) {
+      const path = rng.pick(quiet());
+      this.hand({ kind: "start-merge", path });
+      await this.soon(path, ["update", "gate"]);
+    }
+    if (quiet().length > 0 && rng.chance(0.1) && this.current().worktrees[0]?.branch === "main") {
+      const path = rng.pick(quiet());
+      this.hand({ kind: "ignored-collision", path });
+      await this.soon(path, ["update"]);
+    }
     if (live().length > 0 && rng.chance(0.15)) this.hand({ kind: "lock", path: some() });
     if (live().length > 0 && rng.chance(0.08)) this.hand({ kind: "detach", path: some() });
     if (live().length > 1 && rng.chance(0.08)) this.hand({ kind: "remove-folder", path: some() });
     if (rng.chance(0.08)) this.hand({ kind: "foreign", branch: `manual-${world.next()}` });
     if (rng.chance(0.25)) await this.verb({ kind: "prune", contained: true, yes: true });
+  }
+
+  /** Often, a verb aimed right at a berth just put in a new state (else the wander may miss it). */
+  private async soon(
+    path: string,
+    kinds: ("gate" | "status" | "update" | "drop")[],
+  ): Promise<void> {
+    if (!this.rng.chance(0.7)) return;
+    const kind = this.rng.pick(kinds);
+    if (kind === "drop") {
+      const w = worktreeAt(this.current(), path);
+      if (w?.markerId)
+        await this.verb({ kind, target: w.markerId, subject: path, force: false, yes: true });
+    } else if (kind === "update") await this.verb({ kind, cwd: path, from: undefined });
+    else await this.verb({ kind, cwd: path });
   }
 
   /** Random hand changes and verbs, until the wanted number of verbs has run. */

@@ -53,7 +53,7 @@ function add(into: SequenceStats, stats: SequenceStats): void {
   into.handChanges += stats.handChanges;
   into.faults += stats.faults;
   into.commitsChecked += stats.commitsChecked;
-  for (const key of ["byVerb", "byCode", "events", "ms"] as const) {
+  for (const key of ["byVerb", "byCode", "byHand", "events", "ms"] as const) {
     for (const [k, n] of Object.entries(stats[key])) into[key][k] = (into[key][k] ?? 0) + n;
   }
 }
