@@ -4,6 +4,8 @@
  * Only `cli.ts` turns them into output and an exit code.
  */
 
+import type { CommandLine } from "./text.js";
+
 export type ErrorCode =
   | "usage"
   | "not_a_repository"
@@ -21,7 +23,11 @@ export type ErrorCode =
   | "internal";
 
 export interface UserErrorOptions {
-  next?: string | undefined;
+  /**
+   * The command to run next, executable as is (spec invariant 10): built with
+   * `shellCommand` / `commandSequence`, never prose; guidance goes in the message.
+   */
+  next?: CommandLine | undefined;
   /** Verb data worth showing even though the verb refused (candidates, landing flags). */
   data?: unknown;
   /** The plan the verb would have applied, printed with the refusal. */
@@ -33,7 +39,7 @@ export interface UserErrorOptions {
 
 export class UserError extends Error {
   readonly code: ErrorCode;
-  readonly next: string | undefined;
+  readonly next: CommandLine | undefined;
   readonly data: unknown;
   readonly plan: unknown;
   readonly nothingChanged: boolean;
@@ -75,8 +81,9 @@ export class ConfigError extends UserError {
   constructor(file: string, keyPath: string | undefined, message: string) {
     super(
       "config_invalid",
-      keyPath === undefined ? `${file}: ${message}` : `${file}: ${keyPath}: ${message}`,
-      { next: `edit ${file}` },
+      keyPath === undefined
+        ? `${file}: ${message} (edit the file, then run berth again)`
+        : `${file}: ${keyPath}: ${message} (edit the file, then run berth again)`,
     );
     this.name = "ConfigError";
     this.file = file;

@@ -1,4 +1,6 @@
 import { type ErrorCode, UserError } from "./errors.js";
+import type { CommandLine } from "./text.js";
+
 
 /**
  * The one result every verb returns (spec section 4). The table, `--json`
@@ -24,7 +26,8 @@ export interface StepOutcome {
 export interface ResultError {
   code: ErrorCode;
   message: string;
-  next?: string;
+  /** The command to run next, executable as is (see UserErrorOptions.next). */
+  next?: CommandLine;
 }
 
 export interface VerbResult<D = unknown> {

@@ -14,9 +14,34 @@ export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+declare const built: unique symbol;
+
+/**
+ * A command line a shell runs exactly as built: the only type a refusal's
+ * `next`, a reproduce line or a `--yes` command accepts. It is minted here
+ * alone (test/text-guard.test.ts checks), so a command concatenated by hand
+ * does not typecheck.
+ */
+export type CommandLine = string & { readonly [built]: true };
+
 /** A command line built from its arguments, each quoted: never concatenated by hand. */
-export function shellCommand(args: readonly string[]): string {
-  return args.map(shellQuote).join(" ");
+export function shellCommand(args: readonly string[]): CommandLine {
+  return args.map(shellQuote).join(" ") as CommandLine;
+}
+
+/** Commands run in order, each only when the one before succeeded: `a && b`. */
+export function commandSequence(...commands: readonly CommandLine[]): CommandLine {
+  return commands.join(" && ") as CommandLine;
+}
+
+/**
+ * A shell command the user wrote (a check in berth.toml), passed through as
+ * written: berth runs it with `sh -c`, so pasting it runs the same. Only a
+ * simple command (no lists, pipes, subshells or newlines) may go unwrapped.
+ */
+export function userShellCommand(text: string): CommandLine {
+  if (/[;&|\n()`]/.test(text)) return shellCommand(["sh", "-c", text]);
+  return text as CommandLine;
 }
 
 /** Human output shortens commit ids to 8 hex digits; JSON always carries all 40. */

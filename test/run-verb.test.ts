@@ -14,6 +14,7 @@ import { renderWorktreeTeardown } from "../src/ui/worktree-view.js";
 import { refusal } from "./helpers/refusal.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 import { type StartedBerth, startWithCommit } from "./helpers/train.js";
+import { shellCommand } from "../src/text.js";
 
 /**
  * One runner, one failure renderer, one plan/apply shape and one
@@ -28,8 +29,9 @@ const printed = { stdout: plain, stderr: plain };
 
 const refusalWithPlan = () =>
   new UserError("precondition_failed", "the berth is dirty.", {
-    next: "berth gate",
+    next: shellCommand(["berth", "gate"]),
     plan: { steps: [{ step: "run check", target: "unit" }] },
+
     data: { id: "x" },
   });
 

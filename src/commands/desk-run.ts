@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import type { Context } from "../context.js";
 import type { DeskAction, DeskBerthItem } from "../core/desk/model.js";
-import { shellCommand } from "../text.js";
+import { type CommandLine, commandSequence, shellCommand } from "../text.js";
 import { type Confirmation, notConfirmed } from "../ui/confirm.js";
 import type { ActionProposal, ActionResult } from "../ui/desk/types.js";
 import { type Colors, colorsFor } from "../ui/style.js";
@@ -54,7 +54,8 @@ export async function runDeskAction(
   const { humanOutput, runVerb } = await import("./run-verb.js");
   const { base } = env;
   const c = colorsFor(base.stdoutIsTTY, base.env);
-  const cd = declared.inBerth ? `${shellCommand(["cd", item.row.path])} && ` : "";
+  const inFolder = (command: CommandLine) =>
+    declared.inBerth ? commandSequence(shellCommand(["cd", item.row.path]), command) : command;
   const capture = captureContext(base, declared.inBerth ? item.row.path : env.cwd());
   const text = (outcome: CommandOutcome): string => {
     const printed = humanOutput(outcome, { stdout: c, stderr: c });
@@ -69,7 +70,7 @@ export async function runDeskAction(
     });
     const run = runVerb(declared.verb, capture.ctx, {}, async (ctx) => {
       const planned = await declared.plan(ctx, item, c);
-      const command = `${cd}${planned.confirmation.yesCommand}`;
+      const command = inFolder(planned.confirmation.yesCommand);
       proposed = true;
       propose({
         kind: "confirm",
@@ -98,7 +99,8 @@ export async function runDeskAction(
     run.then(
       (outcome) => {
         if (proposed) return;
-        const command = `${cd}${shellCommand(["berth", ...declared.verb.split(" ")])}`;
+        const command = inFolder(shellCommand(["berth", ...declared.verb.split(" ")]));
+
         propose({ kind: "refused", action, command, text: text(outcome) });
       },
       (error: unknown) => {

@@ -7,6 +7,8 @@ import { actionUnavailable, buildDeskModel } from "../core/desk/model.js";
 import { readStatus } from "../core/fleet/status.js";
 import { openRepository } from "../core/repo/repository.js";
 import { UserError } from "../errors.js";
+import { shellCommand } from "../text.js";
+
 import { readAdminKeys } from "../io/admin-dirs.js";
 import { success } from "../result.js";
 import type { DeskController, DeskSession, DeskSnapshot } from "../ui/desk/types.js";
@@ -35,7 +37,7 @@ export async function deskCommand(
     throw new UserError(
       "precondition_failed",
       `${why}; nothing changed. berth status --json prints the same survey as one document.`,
-      { next: "berth status --json" },
+      { next: shellCommand(["berth", "status", "--json"]) },
     );
   }
   const repo = await openRepository(ctx);

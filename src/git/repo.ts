@@ -71,10 +71,7 @@ function newlinePathRefusal(path: string | null): UserError {
   if (path === null) {
     return new UserError(
       "precondition_failed",
-      `A path of this repository (its folder, its git dir or this checkout) contains a newline; ${why}.`,
-      {
-        next: "move or rename the folder so that no path has a newline, then git worktree repair",
-      },
+      `A path of this repository (its folder, its git dir or this checkout) contains a newline; ${why}. Move or rename the folder so that no path has a newline, then run git worktree repair.`,
     );
   }
   // The first folder whose name holds the newline is the one to rename.
@@ -96,16 +93,20 @@ function newlinePathRefusal(path: string | null): UserError {
 async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<RepoLocation> {
   if (!(error instanceof GitError)) throw error;
   if (/not a git repository/i.test(error.stderr)) {
-    throw new UserError("not_a_repository", `${cwd} is not inside a git repository.`, {
-      next: "cd into a git repository (or run `git init`)",
-    });
+    throw new UserError(
+      "not_a_repository",
+      `${cwd} is not inside a git repository; cd into one (or create one with git init).`,
+    );
   }
   const probe = await runGit(DISCOVERY_ARGS, { cwd }).catch(() => null);
   const [commonDir = "", gitDir = "", bare = ""] = probe ? answers(probe.stdout, 3) : [];
   if (bare === "true") return { cwd, commonDir, gitDir, toplevel: null, mainPath: null };
-  throw new UserError("not_a_repository", `${cwd} is not inside a checkout of a git repository.`, {
-    next: "cd into the repository's working tree",
-  });
+  throw new UserError(
+    "not_a_repository",
+    `${cwd} is not inside a checkout of a git repository; cd into one of its working trees.`,
+    { next: shellCommand(["git", "-C", cwd, "worktree", "list"]) },
+  );
+
 }
 
 /** Whether the repository has any commit at all. */

@@ -3,6 +3,8 @@ import { mkdir, readFile, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { UserError } from "../errors.js";
+import { shellQuote } from "../text.js";
+
 import { createFileAtomic } from "./atomic.js";
 import { sharedStateDir } from "./paths.js";
 
@@ -208,10 +210,12 @@ function lockedError(path: string, holder: Holder): UserError {
   const who = owner
     ? `berth ${owner.verb} (pid ${owner.pid} on ${owner.hostname}, since ${owner.acquired_at})`
     : "another process";
-  return new UserError("locked", `The fleet is locked by ${who}; nothing changed.`, {
-    next: `wait for it to finish and retry (if no berth is running, remove ${path})`,
-    data: { lock: path, holder: owner },
-  });
+  return new UserError(
+    "locked",
+    `The fleet is locked by ${who}; nothing changed. Wait for it to finish and retry (if no berth is running, remove ${shellQuote(path)}).`,
+    { data: { lock: path, holder: owner } },
+  );
+
 }
 
 function sleep(ms: number): Promise<void> {

@@ -2,6 +2,8 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
 import { UserError } from "../errors.js";
+import { commandSequence, shellCommand } from "../text.js";
+
 import { readJsonFileSync, writeJsonAtomic } from "./atomic.js";
 import { perBerthDir } from "./paths.js";
 
@@ -83,7 +85,10 @@ export async function writeReceipt(adminDir: string, receipt: Receipt): Promise<
     throw new UserError(
       "precondition_failed",
       `The gate passed, but ${path} is a folder, not a receipt file, so no receipt was written.`,
-      { next: `rm -r ${path}, then berth gate`, nothingChanged: true },
+      {
+        next: commandSequence(shellCommand(["rm", "-r", path]), shellCommand(["berth", "gate"])),
+        nothingChanged: true,
+      },
     );
   }
 }

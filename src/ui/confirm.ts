@@ -2,6 +2,7 @@ import { createInterface } from "node:readline/promises";
 import type { Context } from "../context.js";
 import { UserError } from "../errors.js";
 import type { PlanStep } from "../result.js";
+import type { CommandLine } from "../text.js";
 
 /**
  * The one `[y/N]` confirmation of destructive verbs (spec section 4). The
@@ -22,7 +23,8 @@ export interface Confirmation {
   /** e.g. "Drop berth fix-login-3f2a1c?" */
   question: string;
   /** The command that runs it without asking, quoted with shellCommand. */
-  yesCommand: string;
+  yesCommand: CommandLine;
+
   data?: unknown;
 }
 

@@ -1,5 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { GitError, UserError } from "../../errors.js";
+import { shellCommand } from "../../text.js";
+
 import type { StatusSummary, WorktreeEntry } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
@@ -160,8 +162,8 @@ function unwalkableHistory(error: unknown): Error {
   const why = error.stderr.trim().split("\n")[0] ?? "";
   return new UserError(
     "precondition_failed",
-    `git cannot walk the history of this repository's branches: ${why}`,
-    { next: "git fsck (a branch may name something that is not a commit)" },
+    `git cannot walk the history of this repository's branches: ${why} (a branch may name something that is not a commit)`,
+    { next: shellCommand(["git", "fsck"]) },
   );
 }
 

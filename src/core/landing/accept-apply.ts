@@ -7,11 +7,11 @@ import { withFleetLock } from "../../io/lock.js";
 import { readReceipt } from "../../io/receipt-file.js";
 import { deleteLandingRecord, writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { StepOutcome, VerbResult } from "../../result.js";
-import { shellQuote, shortOid } from "../../text.js";
+import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
 import { deleteBranch } from "../lifecycle/branch-deletion.js";
 import { applyTeardown } from "../lifecycle/teardown.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
-import { refusal } from "./accept-subject.js";
+import { refusal, updateThenAccept } from "./accept-subject.js";
 import { applyGate, gateData, gateError, planGate } from "./gate.js";
 import {
   finishFollow,
@@ -52,7 +52,7 @@ async function landUnderLock(
   const nothingChanged = data.validated.by === "receipt";
   const changed = (what: string) =>
     new UserError("moved", `${data.id} ${what} since the plan; ${nothing}.`, {
-      next: `berth accept ${data.id}`,
+      next: shellCommand(["berth", "accept", data.id]),
       data,
       nothingChanged,
     });
@@ -66,7 +66,10 @@ async function landUnderLock(
   if (entry === undefined) throw changed("is no longer registered with git");
   if (entry.locked) {
     throw refusal(`${data.id} was locked since the plan; ${nothing}.`, {
-      next: `git worktree unlock ${shellQuote(entry.path)}, then berth accept ${data.id}`,
+      next: commandSequence(
+        shellCommand(["git", "worktree", "unlock", entry.path]),
+        shellCommand(["berth", "accept", data.id]),
+      ),
       nothingChanged,
     });
   }
@@ -75,16 +78,19 @@ async function landUnderLock(
   }
   const status = await readWorktreeStatus(entry.path).catch(() => null);
   if (status === null || status.changedFiles > 0) {
-    throw refusal(`${data.id} has uncommitted changes since the plan; ${nothing}.`, {
-      next: `commit or stash them (git stash -u), then berth accept ${data.id}`,
+    throw refusal(`${data.id} has uncommitted changes since the plan; ${nothing}. Commit or stash them.`, {
+      next: commandSequence(
+        shellCommand(["git", "-C", entry.path, "stash", "-u"]),
+        shellCommand(["berth", "accept", data.id]),
+      ),
       data,
       nothingChanged,
     });
   }
   const receipt = plan.adminDir === null ? null : await readReceipt(plan.adminDir);
   if (receipt === null || receipt.tree !== plan.provenTree) {
-    throw refusal(`${data.id}'s gate receipt changed since the plan; ${nothing}.`, {
-      next: `berth accept ${data.id} (validates again)`,
+    throw refusal(`${data.id}'s gate receipt changed since the plan; ${nothing}. Accept again validates again.`, {
+      next: shellCommand(["berth", "accept", data.id]),
       data,
       nothingChanged,
     });
@@ -93,14 +99,17 @@ async function landUnderLock(
     throw new UserError(
       "moved",
       `${data.trunk.name} moved since the plan (from ${shortOid(old)} to ${trunkTip ? shortOid(trunkTip) : "nothing"}); ${nothing}, and the trunk was left where it is.`,
-      { next: `berth update, then berth accept ${data.id}`, data, nothingChanged },
+      { next: updateThenAccept(entry.path, data.id), data, nothingChanged },
     );
   }
   const holders = trunkHolders(entries, data.trunk.name, repo);
   const [linked] = holders.linked;
   if (linked !== undefined) {
     throw refusal(`${data.trunk.name} is checked out in ${linked} since the plan; ${nothing}.`, {
-      next: `git -C ${shellQuote(linked)} switch --detach, then berth accept ${data.id}`,
+      next: commandSequence(
+        shellCommand(["git", "-C", linked, "switch", "--detach"]),
+        shellCommand(["berth", "accept", data.id]),
+      ),
       nothingChanged,
     });
   }
@@ -140,13 +149,13 @@ async function landUnderLock(
       throw new UserError(
         "moved",
         `${data.trunk.name} moved while landing (it is at ${now ? shortOid(now) : "nothing"}, not ${shortOid(old)}); ${nothing}, and the trunk was left where it is.`,
-        { next: `berth update, then berth accept ${data.id}`, data },
+        { next: updateThenAccept(entry.path, data.id), data },
       );
     }
     throw refusal(
       `git could not move ${data.trunk.name}: ${(error as Error).message}; ${nothing}.`,
       {
-        next: `berth accept ${data.id}`,
+        next: shellCommand(["berth", "accept", data.id]),
         data,
       },
     );
@@ -293,7 +302,7 @@ export async function applyAccept(
         `${data.trunk.name} is at ${shortOid(data.validated.commit)}: ${data.branch} has landed, ` +
         `but not everything after it finished.\n${problems.join("\n")}\n` +
         `Still to do: ${remainingWork(data).join(", ")}.`,
-      next: `berth accept ${data.branch}`,
+      next: shellCommand(["berth", "accept", data.branch]),
     };
   }
   return result;
@@ -318,10 +327,11 @@ async function validate(
     throw new UserError(
       "moved",
       `${data.id} moved since the plan (${data.branch} at ${shortOid(commit)}, now ${gatePlan.branch} at ${shortOid(gatePlan.commit)}); nothing was gated, landed or torn down.`,
-      { next: `berth accept ${data.id}`, data },
+      { next: shellCommand(["berth", "accept", data.id]), data },
     );
   }
-  const applied = await applyGate(ctx, repo, gatePlan, options);
+  const applied
+ = await applyGate(ctx, repo, gatePlan, options);
   data.gate = gateData(gatePlan, applied.runs, applied);
   const error = gateError(gatePlan, applied, data.gate.failures);
   steps.push({

@@ -4,7 +4,7 @@ import { isAncestor } from "../../git/ancestry.js";
 import { listCommitsNotIn } from "../../git/commits.js";
 import { type LandingRecord, readLandingRecords } from "../../io/unfinished-landing.js";
 import type { PlanStep } from "../../result.js";
-import { shellQuote, shortOid } from "../../text.js";
+import { commandSequence, shellCommand, shortOid } from "../../text.js";
 import { readReceiptView } from "../fleet/receipt-state.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import {
@@ -24,7 +24,9 @@ import {
   acceptableWorktree,
   refusal,
   resolveSubject,
+  updateThenAccept,
 } from "./accept-subject.js";
+
 import { NO_CHECKS_LABEL } from "./gate.js";
 import { gateDefinitionOf } from "./gate-definition.js";
 import { followBlocker, followRefusal, followState, trunkHolders } from "./main-checkout-follow.js";
@@ -56,8 +58,8 @@ export async function planAccept(ctx: Context, options: AcceptOptions): Promise<
   const survey = await surveyFleet(repo, { readStatusOf: () => false });
   const trunk = requireTrunk(
     survey.trunk,
-    "there is nothing to land on",
-    `set [repository].trunk in ${repo.config.file ?? "berth.toml"}`,
+    `there is nothing to land on (set [repository].trunk in ${repo.config.file ?? "berth.toml"})`,
+    shellCommand(["git", "-C", repo.mainPath, "branch", "--list"]),
   );
   const records = await readLandingRecords(repo.location.commonDir);
   const subject = resolveSubject(survey, repo, options.target, records);
@@ -81,8 +83,8 @@ async function planForWorktree(pc: PlanContext, subject: AcceptableWorktree): Pr
     const recordLanded = record !== null && (await onTrunk(repo, record.new, trunk.tip));
     if (!w.landed && !recordLanded) {
       throw refusal(
-        `${target.id} has nothing to land: its tip ${shortOid(head)} is already on ${trunk.name} and it has no commits of its own.`,
-        { next: `berth worktree drop ${target.id} (to discard the berth)` },
+        `${target.id} has nothing to land: its tip ${shortOid(head)} is already on ${trunk.name} and it has no commits of its own (drop it to discard the berth).`,
+        { next: shellCommand(["berth", "worktree", "drop", target.id]) },
       );
     }
     return planFinish(pc, {
@@ -98,7 +100,8 @@ async function planForWorktree(pc: PlanContext, subject: AcceptableWorktree): Pr
     throw refusal(
       `${branch} does not contain the tip of ${trunk.name} (${shortOid(trunk.tip)}): ` +
         `the trunk only moves by fast-forward, so the berth must contain it first.`,
-      { next: "berth update" },
+      { next: updateThenAccept(w.entry.path, target.id) },
+
     );
   }
   return planLand(pc, subject);
@@ -117,9 +120,12 @@ async function planLand(pc: PlanContext, subject: AcceptableWorktree): Promise<A
   if (linked !== undefined) {
     throw refusal(
       `${trunk.name} is checked out in ${linked}, a linked worktree: moving it there would leave that checkout's files behind. ` +
-        "berth moves the trunk only under the main checkout.",
+        "berth moves the trunk only under the main checkout; detach it there (or switch to another branch).",
       {
-        next: `git -C ${shellQuote(linked)} switch --detach (or another branch), then berth accept ${target.id}`,
+        next: commandSequence(
+          shellCommand(["git", "-C", linked, "switch", "--detach"]),
+          shellCommand(["berth", "accept", target.id]),
+        ),
       },
     );
   }
@@ -307,7 +313,8 @@ async function planForRecord(pc: PlanContext, record: LandingRecord): Promise<Ac
     throw new UserError(
       "unknown_target",
       `${record.branch} is gone, and its landing record says ${shortOid(record.new)} landed, which is not on ${pc.trunk.name}.`,
-      { next: "berth status" },
+      { next: shellCommand(["berth", "status"]) },
+
     );
   }
   return planFinish(pc, {

@@ -2,7 +2,7 @@ import { UserError } from "../../errors.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import type { LandingRecord } from "../../io/unfinished-landing.js";
-import { shellQuote, shortOid } from "../../text.js";
+import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
 import { nearestLiveContainer } from "../fleet/containment.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import {
@@ -44,8 +44,8 @@ export function resolveSubject(
     if (current === undefined || current.isMain) {
       throw new UserError(
         "precondition_failed",
-        `berth accept lands the berth you are in, and this is ${current ? "the main checkout" : "not a checkout of this repository"}.`,
-        { next: "berth accept <berth> (berth status lists them)" },
+        `berth accept lands the berth you are in, and this is ${current ? "the main checkout" : "not a checkout of this repository"}: name one (berth accept <berth>; berth status lists them).`,
+        { next: shellCommand(["berth", "status"]) },
       );
     }
     return { kind: "worktree", worktree: current };
@@ -87,7 +87,7 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
   if (entry.prunable) {
     throw refusal(
       `${name}'s checkout folder is gone (${entry.path}); there is nothing to validate.`,
-      { next: "berth worktree prune" },
+      { next: shellCommand(["berth", "worktree", "prune"]) },
     );
   }
   const target = teardownTargetOf(w);
@@ -99,18 +99,18 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
   const head = entry.head;
   if (branch === null || head === null || entry.detached) {
     throw refusal(`${name} is not on a branch with commits (detached or unborn HEAD).`, {
-      next: `git -C ${shellQuote(entry.path)} switch ${w.marker.branch}`,
+      next: shellCommand(["git", "-C", entry.path, "switch", w.marker.branch]),
     });
   }
   if (branch !== w.marker.branch) {
     throw refusal(`${name} has ${branch} checked out, not its berth branch ${w.marker.branch}.`, {
-      next: `git -C ${shellQuote(entry.path)} switch ${w.marker.branch}`,
+      next: shellCommand(["git", "-C", entry.path, "switch", w.marker.branch]),
     });
   }
   const status = await readWorktreeStatus(entry.path).catch(() => null);
   if (status === null) {
     throw refusal(`git cannot read ${entry.path}; unknown never counts as clean.`, {
-      next: `git -C ${shellQuote(entry.path)} status`,
+      next: shellCommand(["git", "-C", entry.path, "status"]),
     });
   }
   if (status.changedFiles > 0) {
@@ -119,8 +119,13 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
     const untracked = status.untrackedFiles > 0 ? ` (${status.untrackedFiles} untracked)` : "";
     throw refusal(
       `${name} has ${status.changedFiles} uncommitted change(s)${untracked}: ${shown}${more}. ` +
-        "Accept lands a commit and tears the checkout down, so the tree must be clean (untracked files count).",
-      { next: `commit or stash them (git stash -u), then berth accept ${name}` },
+        "Accept lands a commit and tears the checkout down, so the tree must be clean (untracked files count): commit or stash them.",
+      {
+        next: commandSequence(
+          shellCommand(["git", "-C", entry.path, "stash", "-u"]),
+          shellCommand(["berth", "accept", name]),
+        ),
+      },
     );
   }
   return { worktree: w, target, adminDir: w.adminDir, branch, head, status };
@@ -146,7 +151,9 @@ export function acceptableBranch(
       `No checkout holds ${branch}, and its tip ${shortOid(tip)} is not on ${trunk.name}: accept validates and lands from a berth's checkout.` +
         (container ? ` ${container} holds its commits and can land them.` : ""),
       {
-        next: container ? `berth accept ${container}` : `berth start --from ${branch}`,
+        next: shellCommand(
+          container ? ["berth", "accept", container] : ["berth", "start", "--from", branch],
+        ),
         data: { branch, tip, container },
       },
     );
@@ -154,7 +161,7 @@ export function acceptableBranch(
   if (!branch.startsWith(prefix)) {
     throw refusal(
       `${branch} is already on ${trunk.name} and is not under ${prefix}; berth has nothing to finish for it.`,
-      { next: "berth status" },
+      { next: shellCommand(["berth", "status"]) },
     );
   }
 }
@@ -162,7 +169,17 @@ export function acceptableBranch(
 /** accept's refusal: `precondition_failed`, with the command to run next. */
 export function refusal(
   message: string,
-  options: { next: string; data?: unknown; nothingChanged?: boolean },
+  options: { next: CommandLine; data?: unknown; nothingChanged?: boolean },
+
 ): UserError {
   return new UserError("precondition_failed", message, options);
+}
+
+/** `cd <berth> && berth update && berth accept <id>`: update merges into the checkout it runs in. */
+export function updateThenAccept(path: string, id: string): CommandLine {
+  return commandSequence(
+    shellCommand(["cd", path]),
+    shellCommand(["berth", "update"]),
+    shellCommand(["berth", "accept", id]),
+  );
 }

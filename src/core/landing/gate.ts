@@ -16,7 +16,13 @@ import {
   plannedResult,
   type StepOutcome,
 } from "../../result.js";
-import { shellQuote, shortOid } from "../../text.js";
+import {
+  type CommandLine,
+  commandSequence,
+  shellCommand,
+  shortOid,
+  userShellCommand,
+} from "../../text.js";
 import { commandEnv } from "../berth/env.js";
 import {
   type CheckoutLocation,
@@ -90,7 +96,7 @@ export interface GateFailure {
   tail: string;
   log: string | null;
   /** The command that runs the check again by hand. */
-  reproduce: string;
+  reproduce: CommandLine;
 }
 
 export interface GateData {
@@ -154,15 +160,15 @@ export async function planGate(repo: Repository, target: CheckoutLocation): Prom
   if (status.changedFiles > 0) throw dirtyRefusal(path, status);
   const trunk = requireTrunk(
     detectTrunk(repo.config, refs),
-    `berth cannot tell whether ${head.branch} contains it`,
-    "set [repository].trunk in berth.toml",
+    `berth cannot tell whether ${head.branch} contains it (set [repository].trunk in berth.toml)`,
+    shellCommand(["git", "-C", path, "branch", "--list"]),
   );
   if (!(await isAncestor(path, trunk.tip, head.commit))) {
     throw new UserError(
       "precondition_failed",
       `${head.branch} does not contain the tip of ${trunk.name} (${shortOid(trunk.tip)}); ` +
         "a receipt must prove the code as it would land.",
-      { next: "berth update" },
+      { next: shellCommand(["berth", "update"]) },
     );
   }
   const marker = await readCheckoutMarker(repo, target);
@@ -189,8 +195,8 @@ function dirtyRefusal(path: string, status: StatusSummary): UserError {
   return new UserError(
     "precondition_failed",
     `${path} has ${status.changedFiles} uncommitted change(s)${untracked}: ${shown}${more}. ` +
-      "The gate proves a commit, so the tree must be clean (untracked files count).",
-    { next: "commit or stash them (git stash -u), then berth gate" },
+      "The gate proves a commit, so the tree must be clean (untracked files count): commit or stash them.",
+    { next: stashThenGate(path) },
   );
 }
 
@@ -357,7 +363,7 @@ export function gateError(
   plan: GatePlan,
   applied: GateApplied,
   failures: GateFailure[],
-): { code: ErrorCode; message: string; next: string } | null {
+): { code: ErrorCode; message: string; next: CommandLine } | null {
   if (!applied.green) {
     const receiptNote =
       applied.decision === "deleted"
@@ -370,7 +376,7 @@ export function gateError(
       return {
         code: "gate_failed",
         message: `The gate did not finish${applied.interrupted ? " (interrupted)" : ""}.${receiptNote}`,
-        next: "berth gate",
+        next: shellCommand(["berth", "gate"]),
       };
     }
     const names = failures.map((f) => `"${f.name}" (${f.reason ?? "failed"})`).join(", ");
@@ -385,12 +391,20 @@ export function gateError(
     `Every check passed, but ${applied.change}: no receipt was written, ` +
     "and any old receipt was left untouched.";
   return applied.moved
-    ? { code: "moved", message, next: "berth gate" }
+    ? { code: "moved", message, next: shellCommand(["berth", "gate"]) }
     : {
         code: "precondition_failed",
-        message,
-        next: `commit or stash the changes in ${plan.path}, then berth gate`,
+        message: `${message} Commit or stash the changes in ${plan.path}.`,
+        next: stashThenGate(plan.path),
       };
+}
+
+/** `git -C <path> stash -u && berth gate`: the gate proves a clean tree. */
+function stashThenGate(path: string): CommandLine {
+  return commandSequence(
+    shellCommand(["git", "-C", path, "stash", "-u"]),
+    shellCommand(["berth", "gate"]),
+  );
 }
 
 function gatePlanSteps(plan: GatePlan): PlanStep[] {
@@ -448,7 +462,7 @@ function noChecksHint(): string {
  * background jobs goes through `sh -c`, so that pasting it runs all of it in
  * the checkout (and an `exit` in it cannot close the user's shell).
  */
-export function reproduceCommand(path: string, command: string): string {
-  const simple = !/[;&|\n()`]/.test(command);
-  return `cd ${shellQuote(path)} && ${simple ? command : `sh -c ${shellQuote(command)}`}`;
+export function reproduceCommand(path: string, command: string): CommandLine {
+  return commandSequence(shellCommand(["cd", path]), userShellCommand(command));
 }
+

@@ -6,7 +6,7 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees } from "../../git/worktrees.js";
 import { withIndexCopy } from "../../io/index-copy.js";
 import type { StepOutcome } from "../../result.js";
-import { shellQuote, shortOid } from "../../text.js";
+import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
 import { type MainCheckoutPlace, mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { AcceptData, AcceptPlan } from "./accept.js";
 import { untrackedFilesInTheWay } from "./files-in-the-way.js";
@@ -112,25 +112,31 @@ export function followRefusal(
   id: string,
   nothingChanged = true,
 ): UserError {
-  const refuse = (message: string, next: string) =>
+  const refuse = (message: string, next: CommandLine) =>
     new UserError("precondition_failed", message, { next, nothingChanged });
   switch (blocker.kind) {
     case "tracked":
       return refuse(
         `The main checkout (${main}) has ${trunk} checked out with ${blocker.count} uncommitted change(s) to tracked files: ` +
-          `${blocker.files.join(", ")}. Landing moves ${trunk} under it, so it must be clean first.`,
-        `commit or stash them in ${main} (git stash), then berth accept ${id}`,
+          `${blocker.files.join(", ")}. Landing moves ${trunk} under it, so it must be clean first: commit or stash them.`,
+        commandSequence(
+          shellCommand(["git", "-C", main, "stash"]),
+          shellCommand(["berth", "accept", id]),
+        ),
       );
     case "in_the_way":
       return refuse(
         `The main checkout (${main}) has ${trunk} checked out, and landing would overwrite untracked file(s) there: ` +
-          `${blocker.files.slice(0, 10).join(", ")}${blocker.files.length > 10 ? ` and ${blocker.files.length - 10} more` : ""}.`,
-        `move them out of ${main}, then berth accept ${id}`,
+          `${blocker.files.slice(0, 10).join(", ")}${blocker.files.length > 10 ? ` and ${blocker.files.length - 10} more` : ""}. Move them out of ${main}, then run berth accept ${id}.`,
+        shellCommand(["git", "-C", main, "status", "--short"]),
       );
     case "git":
       return refuse(
-        `The main checkout (${main}) has ${trunk} checked out, and git would not bring its files along: ${blocker.output}`,
-        `git -C ${shellQuote(main)} status, then berth accept ${id}`,
+        `The main checkout (${main}) has ${trunk} checked out, and git would not bring its files along: ${blocker.output} ` +
+          `(look with git status there, then run berth accept ${id})`,
+
+        shellCommand(["git", "-C", main, "status"]),
+
       );
   }
 }

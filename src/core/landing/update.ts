@@ -26,7 +26,7 @@ import {
   type ResultError,
   type StepOutcome,
 } from "../../result.js";
-import { shellCommand, shortOid } from "../../text.js";
+import { commandSequence, shellCommand, shortOid } from "../../text.js";
 import { lastLines } from "../berth/project-command.js";
 import { runCommandsInOrder } from "../berth/setup-steps.js";
 import {
@@ -105,8 +105,13 @@ export async function runUpdate(
     throw new UserError(
       "precondition_failed",
       `${path} has ${status.trackedChanges} uncommitted change(s) to tracked files; a merge could mix them in. ` +
-        "(Untracked files are fine.)",
-      { next: "commit or stash them (git stash), then berth update" },
+        "(Untracked files are fine.) Commit or stash them, then run berth update.",
+      {
+        next: commandSequence(
+          shellCommand(["git", "-C", path, "stash"]),
+          shellCommand(["berth", "update"]),
+        ),
+      },
     );
   }
   const trunk = detectTrunk(repo.config, refs);
@@ -115,8 +120,9 @@ export async function runUpdate(
     throw new UserError(
       "precondition_failed",
       `${path} has the trunk (${trunk.name}) checked out; berth update merges into a berth, ` +
-        "and only berth accept moves the trunk.",
-      { next: "berth start <name> --from <ref> (to combine work in a berth), then berth accept" },
+        "and only berth accept moves the trunk. To combine work, start a berth " +
+        "(berth start <name> --from <ref>), then berth accept it.",
+      { next: shellCommand(["berth", "status"]) },
     );
   }
   const source = await chooseSource(repo, path, refs, trunk, options.from);
@@ -196,7 +202,7 @@ export async function runUpdate(
   const error: ResultError | undefined = failed && {
     code: "partial",
     message: `${what}, then the [worktree.setup].ensure command \`${failed.command}\` failed (exit ${failed.exit_code ?? "by signal"}).`,
-    next: "berth worktree setup",
+    next: shellCommand(["berth", "worktree", "setup"]),
   };
   return appliedResult("update", data, planSteps, steps, { error });
 }
@@ -214,8 +220,10 @@ async function chooseSource(
     } catch (error) {
       // resolveBase speaks for `start`; point at this verb instead.
       if (error instanceof UserError) {
+        const candidate = ambiguousCandidate(error);
         throw new UserError(error.code, error.message, {
-          next: "berth update --from <branch|tag|commit> (a full ref name when ambiguous)",
+          next:
+            candidate === null ? error.next : shellCommand(["berth", "update", "--from", candidate]),
           data: error.data,
         });
       }
@@ -224,15 +232,24 @@ async function chooseSource(
   }
   const { name, tip } = requireTrunk(
     trunk,
-    "nothing to merge",
-    `berth update --from <ref>, or set [repository].trunk in ${repo.config.file ?? "berth.toml"}`,
+    `nothing to merge (name a source with berth update --from <ref>, or set [repository].trunk in ${repo.config.file ?? "berth.toml"})`,
+    shellCommand(["git", "-C", path, "branch", "--list"]),
   );
   // By name: the trunk's own tip, whatever any checkout has checked out.
   return { name, ref: `refs/heads/${name}`, commit: tip };
 }
 
+/** The first full ref an ambiguous `--from` could mean, from resolveBase's candidates. */
+function ambiguousCandidate(error: UserError): string | null {
+  if (error.code !== "ambiguous_target") return null;
+  const candidates = (error.data as { candidates?: { ref?: unknown }[] } | undefined)?.candidates;
+  const ref = candidates?.[0]?.ref;
+  return typeof ref === "string" ? ref : null;
+}
+
 /**
  * Merges, or leaves the checkout exactly as it was: on a conflict the merge
+
  * is aborted, the old HEAD and a clean tracked tree are verified, and the
  * refusal lists the conflicted files.
  */
@@ -256,7 +273,7 @@ async function mergeOrRestore(
       `The merge of ${source.name} into ${branch} failed and ${path} is not back as it was ` +
         `(HEAD ${head.commit ? shortOid(head.commit) : "unknown"}, ${status.trackedChanges} tracked change(s)). ` +
         "Check it by hand before going on.",
-      { next: `cd ${path} && git status`, data: refData, nothingChanged: false },
+      { next: shellCommand(["git", "-C", path, "status"]), data: refData, nothingChanged: false },
     );
   }
   if (conflicts.length > 0) {
@@ -264,9 +281,12 @@ async function mergeOrRestore(
       "precondition_failed",
       `Merging ${source.name} (${shortOid(source.commit)}) into ${branch} conflicts in ` +
         `${conflicts.length} file(s): ${conflicts.join(", ")}. The merge was aborted; ` +
-        `${branch} and its tree are as they were.`,
+        `${branch} and its tree are as they were. To resolve by hand, merge, fix the files, then git commit.`,
       {
-        next: `resolve by hand: cd ${path} && git merge ${source.ref ?? source.commit}, fix the files, git commit`,
+        next: commandSequence(
+          shellCommand(["cd", path]),
+          shellCommand(["git", "merge", source.ref ?? source.commit]),
+        ),
         data: refData,
       },
     );
@@ -274,7 +294,7 @@ async function mergeOrRestore(
   throw new UserError(
     "precondition_failed",
     `git could not merge ${source.name} into ${branch}: ${lastLines(attempt.output, 5)}`,
-    { next: `cd ${path} && git status`, data: refData },
+    { next: shellCommand(["git", "-C", path, "status"]), data: refData },
   );
 }
 
@@ -282,9 +302,16 @@ function unrelatedHistoriesRefusal(path: string, branch: string, source: Resolve
   return new UserError(
     "precondition_failed",
     `${source.name} (${shortOid(source.commit)}) shares no history with ${branch}: ` +
-      "berth update does not merge unrelated histories.",
+      "berth update does not merge unrelated histories; to combine them anyway, merge by hand.",
     {
-      next: `to combine them anyway, by hand: ${shellCommand(["git", "-C", path, "merge", "--allow-unrelated-histories", source.ref ?? source.commit])}`,
+      next: shellCommand([
+        "git",
+        "-C",
+        path,
+        "merge",
+        "--allow-unrelated-histories",
+        source.ref ?? source.commit,
+      ]),
       data: { merged_from: source.name, from_tip: source.commit, path, branch },
     },
   );
@@ -302,9 +329,11 @@ function inTheWayRefusal(
     "precondition_failed",
     `Merging ${source.name} (${shortOid(source.commit)}) into ${branch} would overwrite ` +
       `${files.length} untracked or ignored file(s) in ${path}: ${shown}${more}. ` +
-      "git replaces ignored files without asking; berth never loses a file, so nothing was merged.",
+      "git replaces ignored files without asking; berth never loses a file, so nothing was merged. " +
+      "Move them out (or delete the ones you do not need), then run berth update.",
     {
-      next: `move them out of ${path} (or delete the ones you do not need), then berth update`,
+      next: shellCommand(["git", "-C", path, "status", "--ignored", "--short"]),
+
       data: { merged_from: source.name, from_tip: source.commit, path, branch, in_the_way: files },
     },
   );

@@ -2,6 +2,8 @@ import { type FSWatcher, watch } from "node:fs";
 import { join } from "node:path";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
+import { shellCommand } from "../../text.js";
+
 import { type LogbookEvent, logbookDir, parseLogbookText, readLogbook } from "../../io/logbook.js";
 import { listMonthFiles, readTextFrom } from "../../io/month-files.js";
 import type { VerbResult } from "../../result.js";
@@ -48,9 +50,7 @@ async function prepare(ctx: Context, filter: LogbookFilter): Promise<Query> {
     throw new UserError(
       "usage",
       `--since "${filter.since}": expected an ISO time or an age like 30m, 2h, 3d.`,
-      {
-        next: "berth logbook --since 2h",
-      },
+      { next: shellCommand(["berth", "logbook", "--since", "2h"]) },
     );
   }
   const sinceMs = since?.getTime() ?? null;

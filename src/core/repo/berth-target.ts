@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { UserError } from "../../errors.js";
+import { shellCommand } from "../../text.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 
 /**
@@ -40,8 +41,8 @@ export function resolveTarget(
     const candidates = unique.map(candidateOf);
     throw new UserError(
       "ambiguous_target",
-      `"${argument}" matches ${unique.length} worktrees: ${candidates.map(describe).join("; ")}.`,
-      { next: `berth ${verb} <path> (name the worktree by its path)`, data: { candidates } },
+      `"${argument}" matches ${unique.length} worktrees: ${candidates.map(describe).join("; ")}. Name the worktree by its path: berth ${verb} <path>.`,
+      { next: shellCommand(["berth", "status"]), data: { candidates } },
     );
   }
   const lowered = argument.toLowerCase();
@@ -59,7 +60,8 @@ export function resolveTarget(
   throw new UserError(
     "unknown_target",
     `No worktree of this repository is "${argument}" (by id, path or branch).${listed}`,
-    { next: "berth status", data: { candidates: similar } },
+    { next: shellCommand(["berth", "status"]), data: { candidates: similar } },
+
   );
 }
 

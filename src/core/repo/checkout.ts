@@ -2,7 +2,7 @@ import { UserError } from "../../errors.js";
 import { readHead } from "../../git/head.js";
 import { readOperationInProgress } from "../../io/in-progress.js";
 import { type ReadyMarker, readReadyMarker } from "../../io/ready-marker.js";
-import { shellCommand } from "../../text.js";
+import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { berthVariables } from "../berth/env.js";
 import { portFor } from "../berth/identity.js";
 import type { Repository } from "./repository.js";
@@ -25,10 +25,9 @@ export function currentCheckout(repo: Repository, verb: string): CheckoutLocatio
   if (path === null) {
     throw new UserError(
       "precondition_failed",
-      `berth ${verb} runs in a checkout, and ${repo.location.cwd} is a bare repository's folder.`,
-      {
-        next: `cd into the berth's working tree (berth status lists them), then berth ${verb}`,
-      },
+      `berth ${verb} runs in a checkout, and ${repo.location.cwd} is a bare repository's folder: ` +
+        `cd into a berth's working tree (berth status lists them), then run berth ${verb} there.`,
+      { next: shellCommand(["berth", "status"]) },
     );
   }
   return { path, adminDir: repo.location.gitDir };
@@ -54,7 +53,7 @@ export function refuseOperationInProgress(
     `${location.path} has a ${operation.kind} in progress (${operation.evidence}); ${why}. ` +
       `Finish it with ${resume}, or undo it with ${abort}.`,
     {
-      next: `${resume} (or ${abort}), then berth ${verb}`,
+      next: commandSequence(resume, shellCommand(["berth", ...verb.split(" ")])),
       data: { in_progress: operation.kind, continue: resume, abort },
     },
   );
@@ -70,14 +69,18 @@ export interface BranchHead {
 export async function readBranchHead(path: string, verb: string, why: string): Promise<BranchHead> {
   const head = await readHead(path);
   if (head.branch === null) {
-    throw new UserError("precondition_failed", `${path} has a detached HEAD; ${why}.`, {
-      next: `git switch <branch>, then berth ${verb}`,
-    });
+    throw new UserError(
+      "precondition_failed",
+      `${path} has a detached HEAD; ${why}. Switch to a branch (git switch <branch>), then run berth ${verb}.`,
+      { next: shellCommand(["git", "-C", path, "branch", "--list"]) },
+    );
   }
   if (head.commit === null || head.tree === null) {
-    throw new UserError("precondition_failed", `${head.branch} has no commits yet.`, {
-      next: `commit something, then berth ${verb}`,
-    });
+    throw new UserError(
+      "precondition_failed",
+      `${head.branch} has no commits yet; commit something, then run berth ${verb}.`,
+      { next: shellCommand(["git", "-C", path, "status"]) },
+    );
   }
   return { branch: head.branch, commit: head.commit, tree: head.tree };
 }
@@ -90,8 +93,9 @@ export async function readBranchHead(path: string, verb: string, why: string): P
 export function requireTrunk(
   trunk: Trunk,
   consequence: string,
-  next: string,
+  next: CommandLine,
 ): { name: string; tip: string } {
+
   if (trunk.name !== null && trunk.tip !== null) return { name: trunk.name, tip: trunk.tip };
   throw new UserError("precondition_failed", `${describeMissingTrunk(trunk)}; ${consequence}.`, {
     next: createTrunkCommand(trunk) ?? next,

@@ -1,4 +1,5 @@
 import { UserError } from "../../errors.js";
+import { shellCommand } from "../../text.js";
 import { ownerOf } from "../berth/facts.js";
 import type { ResourceOwner } from "../berth/resources.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
@@ -17,16 +18,17 @@ export async function readCurrentBerth(repo: Repository, verb: string): Promise<
   if (worktree === undefined || worktree.isMain) {
     throw new UserError(
       "precondition_failed",
-      `berth ${verb} acts on the berth you are in, and this is ${worktree ? "the main checkout" : "not a checkout of this repository"}.`,
-      { next: `cd into a berth (berth status lists them), then berth ${verb}` },
+      `berth ${verb} acts on the berth you are in, and this is ${worktree ? "the main checkout" : "not a checkout of this repository"}: cd into a berth (berth status lists them), then run berth ${verb} there.`,
+      { next: shellCommand(["berth", "status"]) },
     );
   }
   const owner = ownerOf(repo, survey.trunk.name, worktree);
   if (owner === null) {
     throw new UserError(
       "precondition_failed",
-      `${worktree.entry.path} has no berth ready marker: berth did not create it.`,
-      { next: "berth start <name> (and work in the berth it creates)" },
+      `${worktree.entry.path} has no berth ready marker: berth did not create it. Start a berth (berth start <name>) and work in the berth it creates.`,
+      { next: shellCommand(["berth", "status"]) },
+
     );
   }
   return { survey, worktree, owner };

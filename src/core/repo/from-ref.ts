@@ -1,6 +1,7 @@
 import { UserError } from "../../errors.js";
 import type { RefEntry } from "../../git/parse.js";
 import { resolveCommit } from "../../git/refs.js";
+import { shellCommand } from "../../text.js";
 
 export interface ResolvedBase {
   /** What the user named (or the trunk's name). */
@@ -32,9 +33,9 @@ export async function resolveBase(
     const list = matches.map((m) => `${m.ref} (${(m.peeled ?? m.oid).slice(0, 12)})`);
     throw new UserError(
       "ambiguous_target",
-      `"${name}" names more than one ref: ${list.join(", ")}.`,
+      `"${name}" names more than one ref: ${list.join(", ")}; name the full ref you mean.`,
       {
-        next: `berth start --from ${matches[0]?.ref} (name the full ref you mean)`,
+        next: shellCommand(["berth", "start", "--from", matches[0]?.ref ?? name]),
         data: { candidates: matches.map((m) => ({ ref: m.ref, commit: m.peeled ?? m.oid })) },
       },
     );
@@ -43,9 +44,11 @@ export async function resolveBase(
   if (match) {
     const commit = await resolveCommit(cwd, match.ref);
     if (commit === null) {
-      throw new UserError("unknown_target", `${match.ref} does not point at a commit.`, {
-        next: "berth start --from <branch|tag|commit>",
-      });
+      throw new UserError(
+        "unknown_target",
+        `${match.ref} does not point at a commit; name a branch, tag or commit with --from.`,
+        { next: listRefsCommand(cwd) },
+      );
     }
     return { name, ref: match.ref, commit };
   }
@@ -61,6 +64,20 @@ export async function resolveBase(
     "unknown_target",
     `"${name}" is not a branch, tag or commit in this repository.` +
       (similar.length > 0 ? ` Similar: ${similar.join(", ")}.` : ""),
-    { next: "git branch --list; git tag --list", data: { candidates: similar } },
+    { next: listRefsCommand(cwd), data: { candidates: similar } },
   );
 }
+
+/** The git command that lists the branches and tags `--from` can name. */
+function listRefsCommand(cwd: string) {
+  return shellCommand([
+    "git",
+    "-C",
+    cwd,
+    "for-each-ref",
+    "--format=%(refname:short)",
+    "refs/heads",
+    "refs/tags",
+  ]);
+}
+

@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
+import { shellCommand } from "../../text.js";
 import { listRefs } from "../../git/refs.js";
 import { renderStarterConfig } from "../../io/config-template.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
@@ -24,10 +25,9 @@ export async function initConfig(
   if (pathExistsOrBroken(path)) {
     throw new UserError(
       "precondition_failed",
-      `${path} already exists; berth init never overwrites it.`,
-      {
-        next: `edit ${path}`,
-      },
+      `${path} already exists; berth init never overwrites it (edit it instead).`,
+      { next: shellCommand(["berth", "status"]) },
+
     );
   }
   const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));

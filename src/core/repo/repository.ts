@@ -65,8 +65,8 @@ function bareWithoutMainCheckout(bareDir: string, headBranch: string | null): Us
   if (headBranch === null) {
     return new UserError(
       "not_a_repository",
-      `${bareDir} is a bare repository whose HEAD names no branch with commits; ${why}.`,
-      { next: "clone it with a working tree (git clone <url>) and run berth there" },
+      `${bareDir} is a bare repository whose HEAD names no branch with commits; ${why}. Clone it with a working tree (git clone <url>) and run berth there.`,
+
     );
   }
   const path = join(dirname(bareDir), headBranch.replace(/\//g, "-"));

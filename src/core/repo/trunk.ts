@@ -1,6 +1,6 @@
 import type { RefEntry } from "../../git/parse.js";
 import type { Config } from "../../io/config-types.js";
-import { shellCommand } from "../../text.js";
+import { type CommandLine, shellCommand } from "../../text.js";
 
 /**
  * The one place the trunk is decided: `[repository].trunk`, else origin/HEAD's
@@ -45,7 +45,8 @@ export function detectTrunk(config: Config, refs: readonly RefEntry[]): Trunk {
 }
 
 /** The git command that creates a missing trunk branch from origin's, or null when there is none. */
-export function createTrunkCommand(trunk: Trunk): string | null {
+export function createTrunkCommand(trunk: Trunk): CommandLine | null {
+
   if (trunk.name === null || trunk.tip !== null || trunk.remote === null) return null;
   return shellCommand(["git", "branch", trunk.name, trunk.remote]);
 }
