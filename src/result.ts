@@ -1,7 +1,6 @@
 import { type ErrorCode, UserError } from "./errors.js";
 import type { CommandLine } from "./text.js";
 
-
 /**
  * The one result every verb returns (spec section 4). The table, `--json`
  * and the desk all render this object; nothing else decides what happened.

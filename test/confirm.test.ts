@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { UserError } from "../src/errors.js";
+import { shellCommand } from "../src/text.js";
 import { type ConfirmRequest, confirmOrRefuse } from "../src/ui/confirm.js";
 import { testContext } from "./helpers/repo.js";
 
@@ -10,7 +11,7 @@ const request: ConfirmRequest = {
   planText: "Drop x:\n  destroys  the checkout\n",
   plan: [{ step: "remove worktree", target: "/tmp/x" }],
   question: "Drop x?",
-  yesCommand: "berth worktree drop x --yes",
+  yesCommand: shellCommand(["berth", "worktree", "drop", "x", "--yes"]),
 };
 
 function onTerminal() {

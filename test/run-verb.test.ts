@@ -8,13 +8,13 @@ import { buildDeskModel, type DeskBerthItem } from "../src/core/desk/model.js";
 import { readStatus } from "../src/core/fleet/status.js";
 import { UserError } from "../src/errors.js";
 import { appliedResult, INTERNAL_FAILURE_HINT, plannedResult } from "../src/result.js";
+import { shellCommand } from "../src/text.js";
 import { renderJson, toEnvelope } from "../src/ui/envelope.js";
 import { colorsFor } from "../src/ui/style.js";
 import { renderWorktreeTeardown } from "../src/ui/worktree-view.js";
 import { refusal } from "./helpers/refusal.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 import { type StartedBerth, startWithCommit } from "./helpers/train.js";
-import { shellCommand } from "../src/text.js";
 
 /**
  * One runner, one failure renderer, one plan/apply shape and one

@@ -7,10 +7,9 @@ import { actionUnavailable, buildDeskModel } from "../core/desk/model.js";
 import { readStatus } from "../core/fleet/status.js";
 import { openRepository } from "../core/repo/repository.js";
 import { UserError } from "../errors.js";
-import { shellCommand } from "../text.js";
-
 import { readAdminKeys } from "../io/admin-dirs.js";
 import { success } from "../result.js";
+import { shellCommand } from "../text.js";
 import type { DeskController, DeskSession, DeskSnapshot } from "../ui/desk/types.js";
 import type { CommandOutcome } from "./outcome.js";
 

@@ -58,7 +58,6 @@ export async function planReclaim(ctx: Context, path: string, id: string): Promi
       "precondition_failed",
       `${id} is no longer contained (a commit, a file, a verb in flight, or a moved container); nothing changed. berth worktree prune --dry-run lists what is contained now.`,
       { next: shellCommand(["berth", "worktree", "prune", "--dry-run"]) },
-
     );
   }
   const steps = [

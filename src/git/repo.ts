@@ -106,7 +106,6 @@ async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<Rep
     `${cwd} is not inside a checkout of a git repository; cd into one of its working trees.`,
     { next: shellCommand(["git", "-C", cwd, "worktree", "list"]) },
   );
-
 }
 
 /** Whether the repository has any commit at all. */

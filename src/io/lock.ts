@@ -215,7 +215,6 @@ function lockedError(path: string, holder: Holder): UserError {
     `The fleet is locked by ${who}; nothing changed. Wait for it to finish and retry (if no berth is running, remove ${shellQuote(path)}).`,
     { data: { lock: path, holder: owner } },
   );
-
 }
 
 function sleep(ms: number): Promise<void> {

@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import type { VerbResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { readFleet } from "../fleet/reading.js";
 import { gateDefinitionOf } from "../landing/gate-definition.js";
 import { openRepository } from "../repo/repository.js";
@@ -68,8 +69,8 @@ export async function runAwait(
   if (trunk.name === null) {
     throw new UserError(
       "precondition_failed",
-      "No trunk found (no origin/HEAD, main or master), so nothing can land or move.",
-      { next: "set [repository].trunk in berth.toml" },
+      "No trunk found (no origin/HEAD, main or master), so nothing can land or move; set [repository].trunk in berth.toml.",
+      { next: shellCommand(["git", "-C", repo.mainPath, "branch", "--list"]) },
     );
   }
   const target =

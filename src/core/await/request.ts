@@ -1,4 +1,5 @@
 import { UserError } from "../../errors.js";
+import { shellCommand } from "../../text.js";
 
 /**
  * The await request: the one place `berth await`'s options become a typed
@@ -40,14 +41,16 @@ export function parseAwaitRequest(options: AwaitOptions): AwaitRequest {
         : `berth await waits for exactly one condition, not ${chosen.length} (${chosen
             .map(([c]) => `--${c}`)
             .join(", ")}).`,
-      { next: "berth await --green <berth> | --landed <berth> | --trunk-moved" },
+      { next: shellCommand(["berth", "await", "--help"]) },
     );
   }
   const [condition, target] = chosen[0] as [AwaitCondition, string | null];
   if (target !== null && target.trim() === "") {
-    throw new UserError("usage", `--${condition} needs a berth id, path or branch.`, {
-      next: `berth await --${condition} <berth>`,
-    });
+    throw new UserError(
+      "usage",
+      `--${condition} needs a berth id, path or branch: berth await --${condition} <berth>.`,
+      { next: shellCommand(["berth", "status"]) },
+    );
   }
   return { condition, target, timeoutS: parseTimeout(options.timeout) };
 }
@@ -59,8 +62,8 @@ function parseTimeout(raw: string | undefined): number {
   if (!Number.isFinite(seconds)) {
     throw new UserError(
       "usage",
-      `--timeout "${raw}": expected a number of seconds, 0 or more (0 checks once).`,
-      { next: `berth await ... --timeout ${DEFAULT_TIMEOUT_S}` },
+      `--timeout "${raw}": expected a number of seconds, 0 or more (0 checks once; the default is ${DEFAULT_TIMEOUT_S}).`,
+      { next: shellCommand(["berth", "await", "--help"]) },
     );
   }
   return seconds;

@@ -1,4 +1,5 @@
 import { UserError } from "../../errors.js";
+import { shellCommand } from "../../text.js";
 import { nearestLiveContainer } from "../fleet/containment.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
@@ -61,8 +62,8 @@ export function resolveAwaitTarget(
         worktree
           ? ` (${worktree.entry.branch ?? "detached"} is checked out at ${worktree.entry.path})`
           : ""
-      }.`,
-      { next: `berth ${verb} <branch> (name the full branch)`, data: { candidates } },
+      }. Name the full branch: berth ${verb} <branch>.`,
+      { next: shellCommand(["berth", "status"]), data: { candidates } },
     );
   }
 
@@ -70,21 +71,21 @@ export function resolveAwaitTarget(
   if (branch === null || worktree?.entry.detached) {
     throw new UserError(
       "precondition_failed",
-      `${worktree?.entry.path ?? argument} has a detached HEAD; await follows a branch.`,
-      { next: `berth ${verb} <branch>` },
+      `${worktree?.entry.path ?? argument} has a detached HEAD; await follows a branch (berth ${verb} <branch>).`,
+      { next: shellCommand(["berth", "status"]) },
     );
   }
   if (branch === survey.trunk.name) {
     throw new UserError(
       "precondition_failed",
       `${branch} is the trunk; --${condition} follows a berth's branch onto the trunk.`,
-      { next: "berth await --trunk-moved" },
+      { next: shellCommand(["berth", "await", "--trunk-moved"]) },
     );
   }
   const tip = survey.branches.get(branch) ?? worktree?.entry.head ?? null;
   if (tip === null) {
     throw new UserError("precondition_failed", `${branch} has no commits yet.`, {
-      next: "berth status",
+      next: shellCommand(["berth", "status"]),
     });
   }
   // A registration whose folder is gone holds the branch in name only.
@@ -111,10 +112,12 @@ export function refuseGreenWithoutCheckout(survey: FleetSurvey, target: AwaitTar
     "unknown_target",
     `${why}${pointer} To wait for its commits to reach the trunk, use --landed ${target.branch}.`,
     {
-      next:
+      next: shellCommand(
         container === null
-          ? `berth await --landed ${target.branch}`
-          : `berth await --green ${container.container}`,
+          ? ["berth", "await", "--landed", target.branch]
+          : ["berth", "await", "--green", container.container],
+      ),
+
       data: {
         branch: target.branch,
         tip: target.tip,

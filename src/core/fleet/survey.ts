@@ -1,7 +1,5 @@
 import { realpath } from "node:fs/promises";
 import { GitError, UserError } from "../../errors.js";
-import { shellCommand } from "../../text.js";
-
 import type { StatusSummary, WorktreeEntry } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
@@ -9,6 +7,7 @@ import { listWorktrees } from "../../git/worktrees.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
 import { adminDirFor } from "../../io/paths.js";
 import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js";
+import { shellCommand } from "../../text.js";
 import { mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "../repo/trunk.js";

@@ -7,7 +7,7 @@ import { withFleetLock } from "../../io/lock.js";
 import { readReceipt } from "../../io/receipt-file.js";
 import { deleteLandingRecord, writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { StepOutcome, VerbResult } from "../../result.js";
-import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
+import { commandSequence, shellCommand, shortOid } from "../../text.js";
 import { deleteBranch } from "../lifecycle/branch-deletion.js";
 import { applyTeardown } from "../lifecycle/teardown.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
@@ -78,22 +78,28 @@ async function landUnderLock(
   }
   const status = await readWorktreeStatus(entry.path).catch(() => null);
   if (status === null || status.changedFiles > 0) {
-    throw refusal(`${data.id} has uncommitted changes since the plan; ${nothing}. Commit or stash them.`, {
-      next: commandSequence(
-        shellCommand(["git", "-C", entry.path, "stash", "-u"]),
-        shellCommand(["berth", "accept", data.id]),
-      ),
-      data,
-      nothingChanged,
-    });
+    throw refusal(
+      `${data.id} has uncommitted changes since the plan; ${nothing}. Commit or stash them.`,
+      {
+        next: commandSequence(
+          shellCommand(["git", "-C", entry.path, "stash", "-u"]),
+          shellCommand(["berth", "accept", data.id]),
+        ),
+        data,
+        nothingChanged,
+      },
+    );
   }
   const receipt = plan.adminDir === null ? null : await readReceipt(plan.adminDir);
   if (receipt === null || receipt.tree !== plan.provenTree) {
-    throw refusal(`${data.id}'s gate receipt changed since the plan; ${nothing}. Accept again validates again.`, {
-      next: shellCommand(["berth", "accept", data.id]),
-      data,
-      nothingChanged,
-    });
+    throw refusal(
+      `${data.id}'s gate receipt changed since the plan; ${nothing}. Accept again validates again.`,
+      {
+        next: shellCommand(["berth", "accept", data.id]),
+        data,
+        nothingChanged,
+      },
+    );
   }
   if (trunkTip !== old) {
     throw new UserError(
@@ -285,7 +291,7 @@ export async function applyAccept(
     );
   }
   if (plan.isCurrent && data.landing.worktree_removed) {
-    hints.push(`you were inside ${data.path}; cd ${repo.mainPath}`);
+    hints.push(`you were inside ${data.path}; ${shellCommand(["cd", repo.mainPath])}`);
   }
   const result: VerbResult<AcceptData> = {
     ok: problems.length === 0,
@@ -330,8 +336,7 @@ async function validate(
       { next: shellCommand(["berth", "accept", data.id]), data },
     );
   }
-  const applied
- = await applyGate(ctx, repo, gatePlan, options);
+  const applied = await applyGate(ctx, repo, gatePlan, options);
   data.gate = gateData(gatePlan, applied.runs, applied);
   const error = gateError(gatePlan, applied, data.gate.failures);
   steps.push({

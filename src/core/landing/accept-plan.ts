@@ -101,7 +101,6 @@ async function planForWorktree(pc: PlanContext, subject: AcceptableWorktree): Pr
       `${branch} does not contain the tip of ${trunk.name} (${shortOid(trunk.tip)}): ` +
         `the trunk only moves by fast-forward, so the berth must contain it first.`,
       { next: updateThenAccept(w.entry.path, target.id) },
-
     );
   }
   return planLand(pc, subject);
@@ -314,7 +313,6 @@ async function planForRecord(pc: PlanContext, record: LandingRecord): Promise<Ac
       "unknown_target",
       `${record.branch} is gone, and its landing record says ${shortOid(record.new)} landed, which is not on ${pc.trunk.name}.`,
       { next: shellCommand(["berth", "status"]) },
-
     );
   }
   return planFinish(pc, {

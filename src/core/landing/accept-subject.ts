@@ -170,7 +170,6 @@ export function acceptableBranch(
 export function refusal(
   message: string,
   options: { next: CommandLine; data?: unknown; nothingChanged?: boolean },
-
 ): UserError {
   return new UserError("precondition_failed", message, options);
 }

@@ -465,4 +465,3 @@ function noChecksHint(): string {
 export function reproduceCommand(path: string, command: string): CommandLine {
   return commandSequence(shellCommand(["cd", path]), userShellCommand(command));
 }
-

@@ -136,7 +136,6 @@ export function followRefusal(
           `(look with git status there, then run berth accept ${id})`,
 
         shellCommand(["git", "-C", main, "status"]),
-
       );
   }
 }

@@ -223,7 +223,9 @@ async function chooseSource(
         const candidate = ambiguousCandidate(error);
         throw new UserError(error.code, error.message, {
           next:
-            candidate === null ? error.next : shellCommand(["berth", "update", "--from", candidate]),
+            candidate === null
+              ? error.next
+              : shellCommand(["berth", "update", "--from", candidate]),
           data: error.data,
         });
       }

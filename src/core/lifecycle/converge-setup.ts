@@ -8,6 +8,7 @@ import {
   plannedResult,
   type StepOutcome,
 } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { describeFailure, ensureResources, readOwnedEntries } from "../berth/resources.js";
 import { describeSetupFailure, runSetupEnsure } from "../berth/setup-steps.js";
 import { readCurrentBerth } from "../repo/current-berth.js";
@@ -79,9 +80,9 @@ export async function setupWorktree(
   if (resources.failure) {
     throw new UserError(
       "precondition_failed",
-      `Setup of ${owner.id} stopped: ${describeFailure(resources.failure)}`,
+      `Setup of ${owner.id} stopped: ${describeFailure(resources.failure)}\nFix the command in berth.toml, then run setup again.`,
       {
-        next: "fix the command in berth.toml, then berth worktree setup",
+        next: shellCommand(["berth", "worktree", "setup"]),
         data,
         nothingChanged: resources.created.length === 0 && resources.ensured.length === 0,
       },
@@ -95,9 +96,9 @@ export async function setupWorktree(
   if (ensure.failure) {
     throw new UserError(
       "precondition_failed",
-      `Setup of ${owner.id} stopped: ${describeSetupFailure(ensure.failure)}`,
+      `Setup of ${owner.id} stopped: ${describeSetupFailure(ensure.failure)}\nFix the command in berth.toml, then run setup again.`,
       {
-        next: "fix the command in berth.toml, then berth worktree setup",
+        next: shellCommand(["berth", "worktree", "setup"]),
         data,
         nothingChanged: false,
       },

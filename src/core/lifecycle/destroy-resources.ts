@@ -7,6 +7,7 @@ import {
   type PlanStep,
   type StepOutcome,
 } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import {
   describeFailure,
   destroyLedgerEntries,
@@ -98,9 +99,10 @@ export async function applyWorktreeTeardown(
       });
       throw new UserError(
         "teardown_failed",
-        `Teardown of ${owner.id}'s resources stopped: ${reason}\nIts ledger still records what was not destroyed.`,
+        `Teardown of ${owner.id}'s resources stopped: ${reason}\nIts ledger still records what was not destroyed. Fix the destroy command of resource ${outcome.failure.resource} in berth.toml, then run teardown again.`,
         {
-          next: `fix the destroy command of resource ${outcome.failure.resource} in berth.toml, then berth worktree teardown`,
+          next: shellCommand(["berth", "worktree", "teardown"]),
+
           data,
           nothingChanged: outcome.destroyed.length === 0,
         },

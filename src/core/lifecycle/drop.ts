@@ -147,9 +147,9 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   if (forced && !options.force) {
     throw new UserError(
       "precondition_failed",
-      `${target.id} holds work a drop would discard:\n${reasons.map((r) => `  - ${describeReason(r)}`).join("\n")}`,
+      `${target.id} holds work a drop would discard:\n${reasons.map((r) => `  - ${describeReason(r)}`).join("\n")}\n--force drops it anyway; a recovery ref keeps its commits.`,
       {
-        next: `berth worktree drop ${target.id} --force (a recovery ref keeps its commits)`,
+        next: shellCommand(["berth", "worktree", "drop", target.id, "--force"]),
         data,
       },
     );
@@ -259,8 +259,8 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
       } catch (error) {
         throw new UserError(
           "precondition_failed",
-          `Could not write a recovery ref for ${data.id}, so the forced drop stopped: ${(error as Error).message}`,
-          { next: "git for-each-ref refs/berth/recovery (then retry)", data },
+          `Could not write a recovery ref for ${data.id}, so the forced drop stopped: ${(error as Error).message} (look at the recovery refs, then retry)`,
+          { next: shellCommand(["git", "for-each-ref", "refs/berth/recovery"]), data },
         );
       }
       steps.push({ step: "write recovery ref", target: data.recovery_ref, outcome: "done" });
@@ -282,15 +282,15 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
       if (teardown.failure?.stage === "changed" && teardown.destroyed.length === 0) {
         throw new UserError(
           "precondition_failed",
-          `${data.id}: ${teardown.failure.reason}.${kept}`,
+          `${data.id}: ${teardown.failure.reason}.${kept} Dropping again plans again.`,
           {
-            next: `berth worktree drop ${data.id} (plans again)`,
+            next: shellCommand(["berth", "worktree", "drop", data.id]),
             data,
             nothingChanged: data.recovery_ref === null,
           },
         );
       }
-      const again = `worktree drop ${data.id}${data.forced ? " --force" : ""} --yes`;
+      const again = ["worktree", "drop", data.id, ...(data.forced ? ["--force"] : []), "--yes"];
       const failed = teardownError(again, target, teardown, data);
       if (data.recovery_ref === null) throw failed;
       throw new UserError(failed.code, `${failed.message}${kept}`, {
@@ -304,7 +304,9 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
       recordBranchFate(data, steps, branch, await deleteBranch(repo.mainPath, branch, data.head));
     }
   });
-  if (plan.worktree.isCurrent) hints.push(`you were inside ${data.path}; cd ${repo.mainPath}`);
+  if (plan.worktree.isCurrent) {
+    hints.push(`you were inside ${data.path}; ${shellCommand(["cd", repo.mainPath])}`);
+  }
   return { ok: true, verb: "worktree drop", data, plan: { steps: plan.steps }, steps, hints };
 }
 
@@ -337,9 +339,9 @@ function recordBranchFate(
       });
       throw new UserError(
         "moved",
-        `${data.id} was torn down, but branch ${branch} moved since the plan and was kept.`,
+        `${data.id} was torn down, but branch ${branch} moved since the plan and was kept (look at its log, then git branch -d it).`,
         {
-          next: `git log ${branch} (then git branch -d ${branch})`,
+          next: shellCommand(["git", "log", branch, "--"]),
           data,
           nothingChanged: false,
         },
@@ -353,9 +355,10 @@ function recordBranchFate(
       });
       throw new UserError(
         "partial",
-        `${data.id} was torn down, but git could not delete branch ${branch}: ${fate.message}`,
+        `${data.id} was torn down, but git could not delete branch ${branch}: ${fate.message} (delete it once what git reports is fixed)`,
         {
-          next: `${shellCommand(["git", "branch", "-d", branch])} (once what git reports is fixed)`,
+          next: shellCommand(["git", "branch", "-d", branch]),
+
           data,
           nothingChanged: false,
         },

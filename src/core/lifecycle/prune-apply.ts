@@ -4,6 +4,7 @@ import { removeWorktree } from "../../git/worktrees.js";
 import { readLedger } from "../../io/ledger.js";
 import { withFleetLock } from "../../io/lock.js";
 import type { StepOutcome, VerbResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { describeFailure, destroyLedgerEntries } from "../berth/resources.js";
 import { deleteBranch } from "./branch-deletion.js";
 import {
@@ -101,8 +102,8 @@ export async function applyPrune(
   if (failures.length > 0) {
     result.error = {
       code: "teardown_failed",
-      message: `Some removals failed and were left in place:\n${failures.map((f) => `  - ${f}`).join("\n")}`,
-      next: "fix the failing destroy command in berth.toml, then berth worktree prune again",
+      message: `Some removals failed and were left in place:\n${failures.map((f) => `  - ${f}`).join("\n")}\nFix the failing destroy command in berth.toml, then prune again.`,
+      next: shellCommand(["berth", "worktree", "prune"]),
     };
   }
   return result;

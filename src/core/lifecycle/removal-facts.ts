@@ -2,7 +2,7 @@ import { UserError } from "../../errors.js";
 import { listIgnoredPaths } from "../../git/ignored.js";
 import type { WorktreeEntry } from "../../git/parse.js";
 import { type DiskUsage, formatBytes, measurePaths } from "../../io/disk-usage.js";
-import { shellQuote } from "../../text.js";
+import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { inDestroyOrder, readOwnedEntries } from "../berth/resources.js";
 import type { WorktreeFacts } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
@@ -43,26 +43,28 @@ export type RemovingVerb = "accept" | "worktree drop";
 
 interface Wording {
   main: string;
-  mainNext: string;
+  mainNext: CommandLine;
   locked: string;
   unowned: string;
-  unownedNext: (path: string) => string;
+  unownedNext: CommandLine;
 }
 
 const WORDING: Record<RemovingVerb, Wording> = {
   accept: {
-    main: "berth accept lands a berth",
-    mainNext: "berth accept <berth> (berth status lists them)",
+    main: "berth accept lands a berth (berth accept <berth>; berth status lists them)",
+    mainNext: shellCommand(["berth", "status"]),
     locked: "accept would tear it down, and berth never removes a locked worktree",
-    unowned: "berth did not create it",
-    unownedNext: () => "land it with git yourself, or work in a berth (berth start <name>)",
+    unowned:
+      "berth did not create it; land it with git yourself, or work in a berth (berth start <name>)",
+    unownedNext: shellCommand(["berth", "status"]),
   },
   "worktree drop": {
-    main: "berth never drops it",
-    mainNext: "berth status (to pick a berth to drop)",
+    main: "berth never drops it (berth status lists the berths to drop)",
+    mainNext: shellCommand(["berth", "status"]),
     locked: "berth never drops a locked worktree, not even with --force",
-    unowned: "berth did not create it and will not remove it",
-    unownedNext: (path) => `git worktree remove ${shellQuote(path)} (if you mean to discard it)`,
+    unowned:
+      "berth did not create it and will not remove it; if you mean to discard it, git worktree remove it",
+    unownedNext: shellCommand(["git", "worktree", "list"]),
   },
 };
 
@@ -83,7 +85,12 @@ export function lockedRefusal(verb: RemovingVerb, name: string, entry: WorktreeE
   return new UserError(
     "precondition_failed",
     `${name} is ${lockedPhrase(entry)}; ${WORDING[verb].locked}.`,
-    { next: `git worktree unlock ${shellQuote(entry.path)}, then berth ${verb} ${name}` },
+    {
+      next: commandSequence(
+        shellCommand(["git", "worktree", "unlock", entry.path]),
+        shellCommand(["berth", ...verb.split(" "), name]),
+      ),
+    },
   );
 }
 
@@ -92,7 +99,7 @@ export function unownedRefusal(verb: RemovingVerb, path: string): UserError {
   return new UserError(
     "precondition_failed",
     `${path} has no berth ready marker: ${wording.unowned}.`,
-    { next: wording.unownedNext(path) },
+    { next: wording.unownedNext },
   );
 }
 

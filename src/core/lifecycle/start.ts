@@ -16,6 +16,7 @@ import {
   plannedResult,
   type StepOutcome,
 } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { VERSION } from "../../version.js";
 import type { BerthFacts } from "../berth/env.js";
 import { writeEnvFiles } from "../berth/env-files.js";
@@ -61,9 +62,7 @@ export async function startBerth(
     throw new UserError(
       "precondition_failed",
       "This repository has no commits yet; nothing to fork from.",
-      {
-        next: 'git commit --allow-empty -m "initial commit"',
-      },
+      { next: shellCommand(["git", "commit", "--allow-empty", "-m", "initial commit"]) },
     );
   }
   const refs = await listRefs(cwd, ["refs/heads", "refs/tags", "refs/remotes"]);
@@ -125,7 +124,10 @@ export async function startBerth(
         "teardown_failed",
         `Could not start ${facts.id}: ${failed.step} failed:\n${failed.detail}\n` +
           `It could not be undone: ${(undoError as Error).message}\nThe berth is kept at ${facts.path}.`,
-        { next: `berth worktree drop ${facts.id} --force`, nothingChanged: false },
+        {
+          next: shellCommand(["berth", "worktree", "drop", facts.id, "--force"]),
+          nothingChanged: false,
+        },
       );
     }
     throw error;
@@ -376,9 +378,10 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
       "teardown_failed",
       `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
         `Undoing it failed too: ${teardown.failure?.reason ?? "unknown"}\n` +
-        `The berth is kept at ${facts.path} and still owns its remaining resources.`,
+        `The berth is kept at ${facts.path} and still owns its remaining resources. ` +
+        "Fix the failing command in berth.toml, then drop it.",
       {
-        next: `fix the failing command in berth.toml, then berth worktree drop ${facts.id} --force`,
+        next: shellCommand(["berth", "worktree", "drop", facts.id, "--force"]),
         data,
         nothingChanged: false,
       },
@@ -402,8 +405,9 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
   return new UserError(
     "precondition_failed",
     `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
-      `Everything this run created was undone${destroyed}: the checkout and branch are gone.${branchNote}`,
-    { next: "fix the failing command in berth.toml, then berth start again", data },
+      `Everything this run created was undone${destroyed}: the checkout and branch are gone.${branchNote}\n` +
+      "Fix the failing command in berth.toml, then start again.",
+    { next: shellCommand(["berth", "start", "--from", base.name]), data },
   );
 }
 
@@ -415,11 +419,15 @@ async function chooseBase(
   if (from !== undefined) return resolveBase(repo.location.cwd, from, refs);
   const trunk = detectTrunk(repo.config, refs);
   if (trunk.name === null || trunk.tip === null) {
-    throw new UserError("precondition_failed", `${describeMissingTrunk(trunk)}; nothing changed.`, {
-      next:
-        createTrunkCommand(trunk) ??
-        "berth start <name> --from <ref>, or set [repository].trunk in berth.toml",
-    });
+    throw new UserError(
+      "precondition_failed",
+      `${describeMissingTrunk(trunk)}; nothing changed. Name a base (berth start <name> --from <ref>), or set [repository].trunk in berth.toml.`,
+      {
+        next:
+          createTrunkCommand(trunk) ??
+          shellCommand(["git", "-C", repo.location.cwd, "branch", "--list"]),
+      },
+    );
   }
   // By name: the trunk's own tip, whatever the calling checkout has checked out.
   return { name: trunk.name, ref: `refs/heads/${trunk.name}`, commit: trunk.tip };
@@ -459,8 +467,8 @@ function mintFreeId(
   }
   throw new UserError(
     "precondition_failed",
-    `Could not find a free id after ${MAX_ID_ATTEMPTS} tries; the port band may be full.`,
-    { next: "raise [worktree].port_span in berth.toml, or prune the fleet: berth worktree prune" },
+    `Could not find a free id after ${MAX_ID_ATTEMPTS} tries; the port band may be full: raise [worktree].port_span in berth.toml, or prune the fleet.`,
+    { next: shellCommand(["berth", "worktree", "prune"]) },
   );
 }
 

@@ -7,6 +7,7 @@ import { pathExistsOrBroken } from "../../io/fs.js";
 import { adminDirFor } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
 import type { StepOutcome } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import {
   type CommandFailure,
   describeFailure,
@@ -223,10 +224,11 @@ function destroyFailure(failure: CommandFailure, reason: string): TeardownFailur
 
 /**
  * How a verb reports a failed teardown: `teardown_failed`, naming the
- * resource and its output. `rerun` is the berth command that retries it.
+ * resource and its output. `rerun` is the berth command that retries it (its
+ * arguments after `berth`).
  */
 export function teardownError(
-  rerun: string,
+  rerun: readonly string[],
   target: TeardownTarget,
   result: TeardownResult,
   data: unknown,
@@ -241,11 +243,13 @@ export function teardownError(
           ? ` Destroyed before the failure: ${result.destroyed.join(", ")}.`
           : "")
       : `Teardown of ${target.id} stopped: ${why}`;
-  return new UserError("teardown_failed", message, {
-    next:
-      failure?.stage === "destroy"
-        ? `fix the destroy command of resource ${failure.resource} in berth.toml, then rerun berth ${rerun}`
-        : `berth status, then rerun berth ${rerun}`,
+  const advice =
+    failure?.stage === "destroy"
+      ? `Fix the destroy command of resource ${failure.resource} in berth.toml, then rerun it.`
+      : "Check berth status, then rerun it.";
+  return new UserError("teardown_failed", `${message}\n${advice}`, {
+    next: shellCommand(["berth", ...rerun]),
+
     data,
     nothingChanged: !somethingChanged,
   });

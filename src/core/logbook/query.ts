@@ -2,11 +2,10 @@ import { type FSWatcher, watch } from "node:fs";
 import { join } from "node:path";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
-import { shellCommand } from "../../text.js";
-
 import { type LogbookEvent, logbookDir, parseLogbookText, readLogbook } from "../../io/logbook.js";
 import { listMonthFiles, readTextFrom } from "../../io/month-files.js";
 import type { VerbResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { openRepository } from "../repo/repository.js";
 import { parseSince } from "./since.js";
 

@@ -61,7 +61,6 @@ export function resolveTarget(
     "unknown_target",
     `No worktree of this repository is "${argument}" (by id, path or branch).${listed}`,
     { next: shellCommand(["berth", "status"]), data: { candidates: similar } },
-
   );
 }
 

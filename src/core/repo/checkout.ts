@@ -95,7 +95,6 @@ export function requireTrunk(
   consequence: string,
   next: CommandLine,
 ): { name: string; tip: string } {
-
   if (trunk.name !== null && trunk.tip !== null) return { name: trunk.name, tip: trunk.tip };
   throw new UserError("precondition_failed", `${describeMissingTrunk(trunk)}; ${consequence}.`, {
     next: createTrunkCommand(trunk) ?? next,

@@ -28,7 +28,6 @@ export async function readCurrentBerth(repo: Repository, verb: string): Promise<
       "precondition_failed",
       `${worktree.entry.path} has no berth ready marker: berth did not create it. Start a berth (berth start <name>) and work in the berth it creates.`,
       { next: shellCommand(["berth", "status"]) },
-
     );
   }
   return { survey, worktree, owner };

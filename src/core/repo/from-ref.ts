@@ -80,4 +80,3 @@ function listRefsCommand(cwd: string) {
     "refs/tags",
   ]);
 }
-

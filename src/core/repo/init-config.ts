@@ -2,11 +2,11 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
-import { shellCommand } from "../../text.js";
 import { listRefs } from "../../git/refs.js";
 import { renderStarterConfig } from "../../io/config-template.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { openRepository } from "./repository.js";
 import { createTrunkHint, detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
 
@@ -27,7 +27,6 @@ export async function initConfig(
       "precondition_failed",
       `${path} already exists; berth init never overwrites it (edit it instead).`,
       { next: shellCommand(["berth", "status"]) },
-
     );
   }
   const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));

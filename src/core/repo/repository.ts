@@ -66,7 +66,6 @@ function bareWithoutMainCheckout(bareDir: string, headBranch: string | null): Us
     return new UserError(
       "not_a_repository",
       `${bareDir} is a bare repository whose HEAD names no branch with commits; ${why}. Clone it with a working tree (git clone <url>) and run berth there.`,
-
     );
   }
   const path = join(dirname(bareDir), headBranch.replace(/\//g, "-"));

@@ -46,7 +46,6 @@ export function detectTrunk(config: Config, refs: readonly RefEntry[]): Trunk {
 
 /** The git command that creates a missing trunk branch from origin's, or null when there is none. */
 export function createTrunkCommand(trunk: Trunk): CommandLine | null {
-
   if (trunk.name === null || trunk.tip !== null || trunk.remote === null) return null;
   return shellCommand(["git", "branch", trunk.name, trunk.remote]);
 }
