@@ -22,6 +22,7 @@ const HOSTILE = [
   '"double" quotes',
   "`touch PWN`",
   "$HOME",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal ${} is the attack.
   "${HOME}",
   "a\nb",
   "\n",
