@@ -204,7 +204,7 @@ describe("accept lands a proved commit", () => {
 });
 
 describe("accept refuses before changing anything", () => {
-  it("a branch behind the trunk: next berth update", async () => {
+  it("a branch behind the trunk: next updates in the berth, then accepts", async () => {
     const { repo, env } = setUp();
     const berth = await start(repo, env, "behind");
     repo.write("trunk.txt", "moved on\n");
@@ -212,7 +212,10 @@ describe("accept refuses before changing anything", () => {
     const before = snapshot(repo);
     const run = await runBerth(["accept", berth.id, "--yes", "--json"], { cwd: repo.path, env });
     expect(run.code).toBe(1);
-    expect(run.json.error).toMatchObject({ code: "precondition_failed", next: "berth update" });
+    expect(run.json.error).toMatchObject({
+      code: "precondition_failed",
+      next: `cd ${berth.path} && berth update && berth accept ${berth.id}`,
+    });
     expect(snapshot(repo)).toBe(before);
   });
 

@@ -105,7 +105,9 @@ describe("berth start", () => {
     const noTrunk = await berth(["start", "x", "--json"], repo.path, repo.env);
     expect(noTrunk.code).toBe(1);
     expect(noTrunk.json.error.code).toBe("precondition_failed");
-    expect(noTrunk.json.error.next).toContain("--from");
+    expect(noTrunk.json.error.message).toContain("--from");
+    expect(noTrunk.json.error.next).toBe(`git -C ${repo.path} branch --list`);
+
     expect(repo.git(["branch", "--list"]).trim()).toBe("* work");
   });
 

@@ -86,9 +86,10 @@ describe("a trunk that exists only on origin", () => {
       env: upstream.env,
     });
     expect(start.json.error.message).toBe(
-      'The trunk branch "release" does not exist; nothing changed.',
+      'The trunk branch "release" does not exist; nothing changed. Name a base (berth start <name> --from <ref>), or set [repository].trunk in berth.toml.',
     );
-    expect(start.json.error.next).toContain("--from");
+    expect(start.json.error.next).toBe(`git -C ${upstream.path} branch --list`);
+
     const status = await runBerth(["status", "--json"], { cwd: upstream.path, env: upstream.env });
     expect(status.json.hints).toContain(
       "trunk release does not exist yet; ahead/behind are unknown",

@@ -12,7 +12,8 @@ import { deleteBranch } from "../lifecycle/branch-deletion.js";
 import { applyTeardown } from "../lifecycle/teardown.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { refusal, updateThenAccept } from "./accept-subject.js";
-import { applyGate, gateData, gateError, planGate } from "./gate.js";
+import { applyGate, planGate } from "./gate.js";
+import { gateData, gateError } from "./gate-report.js";
 import {
   finishFollow,
   followAndRecord,

@@ -1,19 +1,17 @@
-import { basename, join, resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { deleteRef, listRefs } from "../../git/refs.js";
 import { hasCommits } from "../../git/repo.js";
 import { addWorktree, removeWorktree } from "../../git/worktrees.js";
-import { readAdminKeys, readGitFile } from "../../io/admin-dirs.js";
+import { readGitFile } from "../../io/admin-dirs.js";
 import { deleteBranchRecord, writeBranchRecord } from "../../io/branch-records.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { withFleetLock } from "../../io/lock.js";
-import { adminDirFor, worktreeRootFor } from "../../io/paths.js";
-import { readReadyMarker, writeReadyMarker } from "../../io/ready-marker.js";
+import { writeReadyMarker } from "../../io/ready-marker.js";
 import {
   appliedResult,
   type PlanApplyResult,
-  type PlanStep,
   plannedResult,
   type StepOutcome,
 } from "../../result.js";
@@ -21,7 +19,7 @@ import { shellCommand } from "../../text.js";
 import { VERSION } from "../../version.js";
 import type { BerthFacts } from "../berth/env.js";
 import { writeEnvFiles } from "../berth/env-files.js";
-import { cryptoHex, type MintedId, mintId, portFor, type RandomHex } from "../berth/identity.js";
+import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import {
   createResources,
   describeFailure,
@@ -29,9 +27,16 @@ import {
   type ResourceOwner,
 } from "../berth/resources.js";
 import { describeSetupFailure, runSetupEnsure, runSetupSteps } from "../berth/setup-steps.js";
-import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
+import type { ResolvedBase } from "../repo/from-ref.js";
 import { openRepository, type Repository } from "../repo/repository.js";
-import { createTrunkCommand, describeMissingTrunk, detectTrunk } from "../repo/trunk.js";
+import { detectTrunk } from "../repo/trunk.js";
+import {
+  chooseBase,
+  describeIdentity,
+  isFreeId,
+  mintFreeId,
+  readTakenIdentities,
+} from "./start-identity.js";
 import { applyTeardown } from "./teardown.js";
 
 export interface StartOptions {
@@ -50,8 +55,6 @@ export interface StartData {
   from_tip: string;
   name_note?: string;
 }
-
-const MAX_ID_ATTEMPTS = 32;
 
 export async function startBerth(
   ctx: Context,
@@ -134,48 +137,6 @@ export async function startBerth(
     throw error;
   }
   return appliedResult("start", data, plan, run.steps, { hints });
-}
-
-interface Identity {
-  data: StartData;
-  facts: BerthFacts;
-  plan: PlanStep[];
-  hints: string[];
-}
-
-/** Everything that follows from the minted id: branch, folder, port, the plan. */
-function describeIdentity(
-  repo: Repository,
-  base: ResolvedBase,
-  trunkName: string | null,
-  minted: MintedId,
-): Identity {
-  const branch = `${repo.config.repository.branch_prefix}${minted.id}`;
-  const path = join(worktreeRootFor(repo.mainPath, repo.config.worktree.root), minted.id);
-  const port = portFor(minted.id, repo.config.worktree.port_base, repo.config.worktree.port_span);
-  const data: StartData = {
-    id: minted.id,
-    branch,
-    path,
-    port,
-    from: base.name,
-    from_tip: base.commit,
-    ...(minted.nameNote === null ? {} : { name_note: minted.nameNote }),
-  };
-  const facts: BerthFacts = {
-    id: minted.id,
-    branch,
-    path,
-    port,
-    trunk: trunkName,
-    repo: repo.mainPath,
-  };
-  return {
-    data,
-    facts,
-    plan: planSteps(repo, facts, base),
-    hints: minted.nameNote === null ? [] : [minted.nameNote],
-  };
 }
 
 interface StepFailure {
@@ -271,40 +232,6 @@ function ownerOfRun(run: StartRun): ResourceOwner {
   return run.owner;
 }
 
-function planSteps(repo: Repository, facts: BerthFacts, base: ResolvedBase): PlanStep[] {
-  const { resources, setup, env_files } = repo.config.worktree;
-  const plan: PlanStep[] = [
-    {
-      step: "create worktree",
-      target: facts.path,
-      detail: `branch ${facts.branch} at ${base.commit.slice(0, 12)} (${base.name})`,
-    },
-    { step: "write ready marker", target: facts.branch },
-  ];
-  for (const resource of resources) {
-    plan.push({
-      step: "create resource",
-      target: resource.name,
-      detail: resource.required ? "required" : "optional: a failure only warns",
-    });
-  }
-  if (env_files.length > 0) {
-    plan.push({
-      step: "write env files",
-      target: env_files.join(", "),
-      detail: "those git ignores",
-    });
-  }
-  for (const command of setup.steps) plan.push({ step: "run setup step", target: command });
-  for (const resource of resources) {
-    if (resource.ensure.trim() !== "")
-      plan.push({ step: "ensure resource", target: resource.name });
-  }
-  for (const command of setup.ensure) plan.push({ step: "run setup ensure", target: command });
-  return plan;
-}
-
-/** What one `start` has made so far, so a failure undoes exactly that. */
 interface StartRun {
   repo: Repository;
   ctx: Context;
@@ -418,79 +345,6 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
       `Everything this run created was undone${destroyed}: the checkout and branch are gone.${branchNote}\n` +
       "Fix the failing command in berth.toml, then start again.",
     { next: shellCommand(["berth", "start", "--from", base.name]), data },
-  );
-}
-
-async function chooseBase(
-  repo: Repository,
-  refs: Awaited<ReturnType<typeof listRefs>>,
-  from: string | undefined,
-): Promise<ResolvedBase> {
-  if (from !== undefined) return resolveBase(repo.location.cwd, from, refs);
-  const trunk = detectTrunk(repo.config, refs);
-  if (trunk.name === null || trunk.tip === null) {
-    throw new UserError(
-      "precondition_failed",
-      `${describeMissingTrunk(trunk)}; nothing changed. Name a base (berth start <name> --from <ref>), or set [repository].trunk in berth.toml.`,
-      {
-        next:
-          createTrunkCommand(trunk) ??
-          shellCommand(["git", "-C", repo.location.cwd, "branch", "--list"]),
-      },
-    );
-  }
-  // By name: the trunk's own tip, whatever the calling checkout has checked out.
-  return { name: trunk.name, ref: `refs/heads/${trunk.name}`, commit: trunk.tip };
-}
-
-interface TakenIdentities {
-  branches: Set<string>;
-  ports: Set<number>;
-}
-
-/** Branches and the ports of live berths: an id colliding with either is re-rolled. */
-async function readTakenIdentities(
-  repo: Repository,
-  refs: Awaited<ReturnType<typeof listRefs>>,
-): Promise<TakenIdentities> {
-  const branches = new Set(
-    refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.ref.slice(11)),
-  );
-  const keys = await readAdminKeys(repo.location.commonDir);
-  const markers = await Promise.all(
-    [...keys.values()].map((key) => readReadyMarker(adminDirFor(repo.location.commonDir, key))),
-  );
-  const { port_base, port_span } = repo.config.worktree;
-  const ports = new Set(markers.flatMap((m) => (m ? [portFor(m.id, port_base, port_span)] : [])));
-  return { branches, ports };
-}
-
-function mintFreeId(
-  repo: Repository,
-  taken: TakenIdentities,
-  name: string | undefined,
-  random: RandomHex,
-): MintedId {
-  for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
-    const minted = mintId(name, random);
-    if (isFreeId(repo, taken, minted.id)) return minted;
-  }
-  throw new UserError(
-    "precondition_failed",
-    `Could not find a free id after ${MAX_ID_ATTEMPTS} tries; the port band may be full: raise [worktree].port_span in berth.toml, or prune the fleet.`,
-    { next: shellCommand(["berth", "worktree", "prune"]) },
-  );
-}
-
-/** Its branch, folder and port are held by no live sibling. */
-function isFreeId(repo: Repository, taken: TakenIdentities, id: string): boolean {
-  const root = worktreeRootFor(repo.mainPath, repo.config.worktree.root);
-  const { branch_prefix } = repo.config.repository;
-  const { port_base, port_span } = repo.config.worktree;
-  return (
-    !taken.branches.has(`${branch_prefix}${id}`) &&
-    !taken.ports.has(portFor(id, port_base, port_span)) &&
-    !pathExistsOrBroken(join(root, id))
   );
 }
 

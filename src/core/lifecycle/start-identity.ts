@@ -1,0 +1,174 @@
+import { join } from "node:path";
+import { UserError } from "../../errors.js";
+import type { listRefs } from "../../git/refs.js";
+import { readAdminKeys } from "../../io/admin-dirs.js";
+import { pathExistsOrBroken } from "../../io/fs.js";
+import { adminDirFor, worktreeRootFor } from "../../io/paths.js";
+import { readReadyMarker } from "../../io/ready-marker.js";
+import type { PlanStep } from "../../result.js";
+import { shellCommand } from "../../text.js";
+import type { BerthFacts } from "../berth/env.js";
+import { type MintedId, mintId, portFor, type RandomHex } from "../berth/identity.js";
+import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
+import type { Repository } from "../repo/repository.js";
+import { createTrunkCommand, describeMissingTrunk, detectTrunk } from "../repo/trunk.js";
+import type { StartData } from "./start.js";
+
+/**
+ * A new berth's identity, free of every live sibling (spec section 5): the
+ * base it forks from (the trunk by name unless `--from`), the branches and
+ * ports already taken, an id minted until its branch, folder and port are
+ * all free, and what follows from that id (branch, folder, port, the plan).
+ */
+
+const MAX_ID_ATTEMPTS = 32;
+
+export async function chooseBase(
+  repo: Repository,
+  refs: Awaited<ReturnType<typeof listRefs>>,
+  from: string | undefined,
+): Promise<ResolvedBase> {
+  if (from !== undefined) return resolveBase(repo.location.cwd, from, refs);
+  const trunk = detectTrunk(repo.config, refs);
+  if (trunk.name === null || trunk.tip === null) {
+    throw new UserError(
+      "precondition_failed",
+      `${describeMissingTrunk(trunk)}; nothing changed. Name a base (berth start <name> --from <ref>), or set [repository].trunk in berth.toml.`,
+      {
+        next:
+          createTrunkCommand(trunk) ??
+          shellCommand(["git", "-C", repo.location.cwd, "branch", "--list"]),
+      },
+    );
+  }
+  // By name: the trunk's own tip, whatever the calling checkout has checked out.
+  return { name: trunk.name, ref: `refs/heads/${trunk.name}`, commit: trunk.tip };
+}
+
+export interface TakenIdentities {
+  branches: Set<string>;
+  ports: Set<number>;
+}
+
+/** Branches and the ports of live berths: an id colliding with either is re-rolled. */
+export async function readTakenIdentities(
+  repo: Repository,
+  refs: Awaited<ReturnType<typeof listRefs>>,
+): Promise<TakenIdentities> {
+  const branches = new Set(
+    refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.ref.slice(11)),
+  );
+  const keys = await readAdminKeys(repo.location.commonDir);
+  const markers = await Promise.all(
+    [...keys.values()].map((key) => readReadyMarker(adminDirFor(repo.location.commonDir, key))),
+  );
+  const { port_base, port_span } = repo.config.worktree;
+  const ports = new Set(markers.flatMap((m) => (m ? [portFor(m.id, port_base, port_span)] : [])));
+  return { branches, ports };
+}
+
+export function mintFreeId(
+  repo: Repository,
+  taken: TakenIdentities,
+  name: string | undefined,
+  random: RandomHex,
+): MintedId {
+  for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
+    const minted = mintId(name, random);
+    if (isFreeId(repo, taken, minted.id)) return minted;
+  }
+  throw new UserError(
+    "precondition_failed",
+    `Could not find a free id after ${MAX_ID_ATTEMPTS} tries; the port band may be full: raise [worktree].port_span in berth.toml, or prune the fleet.`,
+    { next: shellCommand(["berth", "worktree", "prune"]) },
+  );
+}
+
+/** Its branch, folder and port are held by no live sibling. */
+export function isFreeId(repo: Repository, taken: TakenIdentities, id: string): boolean {
+  const root = worktreeRootFor(repo.mainPath, repo.config.worktree.root);
+  const { branch_prefix } = repo.config.repository;
+  const { port_base, port_span } = repo.config.worktree;
+  return (
+    !taken.branches.has(`${branch_prefix}${id}`) &&
+    !taken.ports.has(portFor(id, port_base, port_span)) &&
+    !pathExistsOrBroken(join(root, id))
+  );
+}
+
+export interface Identity {
+  data: StartData;
+  facts: BerthFacts;
+  plan: PlanStep[];
+  hints: string[];
+}
+
+/** Everything that follows from the minted id: branch, folder, port, the plan. */
+export function describeIdentity(
+  repo: Repository,
+  base: ResolvedBase,
+  trunkName: string | null,
+  minted: MintedId,
+): Identity {
+  const branch = `${repo.config.repository.branch_prefix}${minted.id}`;
+  const path = join(worktreeRootFor(repo.mainPath, repo.config.worktree.root), minted.id);
+  const port = portFor(minted.id, repo.config.worktree.port_base, repo.config.worktree.port_span);
+  const data: StartData = {
+    id: minted.id,
+    branch,
+    path,
+    port,
+    from: base.name,
+    from_tip: base.commit,
+    ...(minted.nameNote === null ? {} : { name_note: minted.nameNote }),
+  };
+  const facts: BerthFacts = {
+    id: minted.id,
+    branch,
+    path,
+    port,
+    trunk: trunkName,
+    repo: repo.mainPath,
+  };
+  return {
+    data,
+    facts,
+    plan: planSteps(repo, facts, base),
+    hints: minted.nameNote === null ? [] : [minted.nameNote],
+  };
+}
+
+function planSteps(repo: Repository, facts: BerthFacts, base: ResolvedBase): PlanStep[] {
+  const { resources, setup, env_files } = repo.config.worktree;
+  const plan: PlanStep[] = [
+    {
+      step: "create worktree",
+      target: facts.path,
+      detail: `branch ${facts.branch} at ${base.commit.slice(0, 12)} (${base.name})`,
+    },
+    { step: "write ready marker", target: facts.branch },
+  ];
+  for (const resource of resources) {
+    plan.push({
+      step: "create resource",
+      target: resource.name,
+      detail: resource.required ? "required" : "optional: a failure only warns",
+    });
+  }
+  if (env_files.length > 0) {
+    plan.push({
+      step: "write env files",
+      target: env_files.join(", "),
+      detail: "those git ignores",
+    });
+  }
+  for (const command of setup.steps) plan.push({ step: "run setup step", target: command });
+  for (const resource of resources) {
+    if (resource.ensure.trim() !== "")
+      plan.push({ step: "ensure resource", target: resource.name });
+  }
+  for (const command of setup.ensure) plan.push({ step: "run setup ensure", target: command });
+  return plan;
+}
+
+/** What one `start` has made so far, so a failure undoes exactly that. */
