@@ -12,7 +12,7 @@ import { join } from "node:path";
 
 /**
  * Append-only JSON Lines kept as one file per UTC month (`YYYY-MM.jsonl`):
- * the logbook and the landing log. Each line is appended with a single
+ * the logbook. Each line is appended with a single
  * `write()` on an `O_APPEND` descriptor, so concurrent writers never
  * interleave within a line and need no lock; only the newest months are kept.
  */
