@@ -65,6 +65,7 @@ function data(worktrees: StatusRow[], refs: KeptRef[] = []): StatusData {
     scope: "fleet",
     worktrees,
     refs,
+    landings: [],
   };
 }
 

@@ -5,7 +5,11 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees } from "../../git/worktrees.js";
 import { withFleetLock } from "../../io/lock.js";
 import { readReceipt } from "../../io/receipt-file.js";
-import { deleteLandingRecord, writeLandingRecord } from "../../io/unfinished-landing.js";
+import {
+  deleteLandingRecord,
+  type LandingRecord,
+  writeLandingRecord,
+} from "../../io/unfinished-landing.js";
 import type { StepOutcome, VerbResult } from "../../result.js";
 import { shellQuote, shortOid } from "../../text.js";
 import { deleteBranch } from "../lifecycle/branch-deletion.js";
@@ -13,6 +17,7 @@ import { applyTeardown } from "../lifecycle/teardown.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { refusal } from "./accept-subject.js";
 import { applyGate, gateData, gateError, planGate } from "./gate.js";
+import { recordLanding } from "./landings.js";
 import {
   finishFollow,
   followAndRecord,
@@ -24,8 +29,10 @@ import {
 /**
  * Applying an accept plan. The part under the fleet lock comes first:
  *   1. `landUnderLock`: re-check everything the plan assumed, write the
- *      landing record, compare-and-swap the trunk, bring the main checkout
- *      along (land mode; finish mode only finishes the follow);
+ *      unfinished-landing record, compare-and-swap the trunk, record the
+ *      landing in the landing log and as a note (./landings.ts), bring the
+ *      main checkout along (land mode; finish mode records the landing if
+ *      the run that moved the trunk could not, and finishes the follow);
  *   2. `tearDownAndDelete`: the shared teardown, then the branch by
  *      compare-and-swap on the landed tip, branching on its fate;
  * then `applyAccept`, which validates before taking the lock (an honored
@@ -41,6 +48,7 @@ async function landUnderLock(
   ctx: Context,
   plan: AcceptPlan,
   steps: StepOutcome[],
+  hints: string[],
 ): Promise<string | null> {
   const { repo, data } = plan;
   const main = repo.mainPath;
@@ -158,6 +166,21 @@ async function landUnderLock(
     outcome: "done",
     reason: `${shortOid(old)} -> ${shortOid(commit)}`,
   });
+  // History, once per landing: never a reason to stop now that the trunk moved.
+  hints.push(
+    ...(await recordLanding(repo.location.commonDir, main, {
+      version: 1,
+      id: data.id,
+      branch: data.branch,
+      tip: commit,
+      trunk: data.trunk.name,
+      old_trunk: old,
+      new_trunk: commit,
+      proved_by: data.validated.by === "gate" ? "gate" : "receipt",
+      stages: data.stages.map((s) => ({ branch: s.branch, tip: s.tip })),
+      at: ctx.now().toISOString(),
+    })),
+  );
   if (!holders.mainFollows) return null;
   return followAndRecord(main, old, commit, data, steps);
 }
@@ -250,11 +273,15 @@ export async function applyAccept(
     const found: string[] = [];
     try {
       if (plan.mode === "land") {
-        const followFailure = await landUnderLock(ctx, plan, steps);
+        const followFailure = await landUnderLock(ctx, plan, steps, hints);
         if (followFailure !== null) found.push(followFailure);
-      } else if (plan.followPending) {
-        const followFailure = await finishFollow(plan, steps);
-        if (followFailure !== null) found.push(followFailure);
+      } else {
+        // The run that moved the trunk may have stopped before it recorded the landing.
+        if (plan.record !== null) hints.push(...(await recordFinishedLanding(plan.record, plan)));
+        if (plan.followPending) {
+          const followFailure = await finishFollow(plan, steps);
+          if (followFailure !== null) found.push(followFailure);
+        }
       }
       const teardownFailure = await tearDownAndDelete(ctx, plan, steps);
       if (teardownFailure !== null) found.push(teardownFailure);
@@ -299,6 +326,23 @@ export async function applyAccept(
   return result;
 }
 
+/** The landing an unfinished-landing record describes, recorded unless it already is. */
+function recordFinishedLanding(record: LandingRecord, plan: AcceptPlan): Promise<string[]> {
+  return recordLanding(plan.repo.location.commonDir, plan.repo.mainPath, {
+    version: 1,
+    id: record.id,
+    branch: record.branch,
+    tip: record.new,
+    trunk: record.trunk,
+    old_trunk: record.old,
+    new_trunk: record.new,
+    proved_by: record.validated_by,
+    stages: [],
+    // Written just before the trunk moved: the landing's time, within moments.
+    at: record.created_at,
+  });
+}
+
 /** The proof, before the lock: an honored receipt was planned, or the gate runs now. */
 async function validate(
   ctx: Context,
@@ -341,6 +385,7 @@ async function validate(
     plan: { steps: plan.steps },
     steps,
     hints: [],
+    ...(applied.interrupted ? { interrupted: true } : {}),
     error: {
       code: error.code,
       message: `${error.message} Nothing landed: ${data.trunk.name}, the berth and its branch are unchanged.`,

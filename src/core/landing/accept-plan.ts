@@ -61,6 +61,8 @@ export async function planAccept(ctx: Context, options: AcceptOptions): Promise<
   );
   const records = await readLandingRecords(repo.location.commonDir);
   const subject = resolveSubject(survey, repo, options.target, records);
+  // Before any refusal: the logbook names the berth this accept was about.
+  ctx.journal.aim?.(subjectBranch(subject));
   const context: PlanContext = { repo, survey, trunk, records };
   switch (subject.kind) {
     case "worktree":
@@ -396,6 +398,18 @@ function landingStages(
 
 function unreadableHint(problem: string): string {
   return `the ledger has an unreadable entry for this berth: ${problem}`;
+}
+
+/** The branch an accept subject is about, for the logbook. */
+function subjectBranch(subject: ReturnType<typeof resolveSubject>): string | null {
+  switch (subject.kind) {
+    case "worktree":
+      return subject.worktree.entry.branch ?? subject.worktree.marker?.branch ?? null;
+    case "branch":
+      return subject.branch;
+    case "record":
+      return subject.record.branch;
+  }
 }
 
 /** Whether `commit` is on the trunk; an object git no longer has is not. */
