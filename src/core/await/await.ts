@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { readLandingEntries } from "../../io/landing-log.js";
+import { fleetLockReleased } from "../../io/lock.js";
 import { EXIT_INTERRUPTED, EXIT_NOT_MET, type VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { readFleet } from "../fleet/reading.js";
@@ -148,7 +149,10 @@ export async function runAwait(
       target === null || condition === "trunk-moved"
         ? null
         : async () => {
-            // What a fresh call for the branch says now; git runs where it always can.
+            // What a fresh call for the branch says once the verb changing it let go of
+            // the fleet lock (a drop removes the checkout, then the branch); git runs
+            // where it always can.
+            await fleetLockReleased(commonDir, SETTLE_MS);
             const fresh = (await readFleet(stableRepo(repo), stableReading)).survey;
             const now = await resolveAwaitTarget(
               fresh,
@@ -240,6 +244,9 @@ export async function runAwait(
     ...(ending === "interrupted" ? { interrupted: true } : {}),
   };
 }
+
+/** How long a wait whose target changed waits for the verb changing it to finish. */
+const SETTLE_MS = 2000;
 
 /** A survey-only reading (no status, activity or receipts). */
 const stableReading = { readStatusOf: () => false, classify: false } as const;

@@ -75,15 +75,22 @@ export interface BranchLanding {
 export function landingsOf(entries: readonly LandingEntry[], branch: string): BranchLanding[] {
   const found: BranchLanding[] = [];
   for (const entry of entries) {
-    const base = { id: entry.id, branch, new_trunk: entry.new_trunk, at: entry.at };
-    if (entry.branch === branch) found.push({ ...base, tip: entry.tip, landed_with: null });
+    const { new_trunk, at } = entry;
+    if (entry.branch === branch) {
+      found.push({ id: entry.id, branch, tip: entry.tip, new_trunk, at, landed_with: null });
+    }
     for (const stage of entry.stages) {
       if (stage.branch === branch) {
-        found.push({ ...base, id: null, tip: stage.tip, landed_with: entry.branch });
+        found.push({ id: null, branch, tip: stage.tip, new_trunk, at, landed_with: entry.branch });
       }
     }
   }
-  return found.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  return newestFirst(found);
+}
+
+/** By time, newest first; equal times keep the log's order reversed (a later line is newer). */
+function newestFirst<T extends { at: string }>(items: readonly T[]): T[] {
+  return [...items].reverse().sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
 }
 
 /** A recent landing, as status lists it. */
@@ -106,8 +113,11 @@ export async function readRecentLandings(commonDir: string, now: Date): Promise<
     () => [],
   );
   const since = now.getTime() - RECENT_LANDINGS_MS;
-  return entries
-    .filter((e) => Date.parse(e.at) >= since)
-    .sort((a, b) => Date.parse(b.at) - Date.parse(a.at))
-    .map((e) => ({ id: e.id, branch: e.branch, tip: e.tip, new_trunk: e.new_trunk, at: e.at }));
+  return newestFirst(entries.filter((e) => Date.parse(e.at) >= since)).map((e) => ({
+    id: e.id,
+    branch: e.branch,
+    tip: e.tip,
+    new_trunk: e.new_trunk,
+    at: e.at,
+  }));
 }
