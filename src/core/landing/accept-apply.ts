@@ -166,23 +166,26 @@ async function landUnderLock(
     outcome: "done",
     reason: `${shortOid(old)} -> ${shortOid(commit)}`,
   });
-  // History, once per landing: never a reason to stop now that the trunk moved.
-  hints.push(
-    ...(await recordLanding(repo.location.commonDir, main, {
-      version: 1,
-      id: data.id,
-      branch: data.branch,
-      tip: commit,
-      trunk: data.trunk.name,
-      old_trunk: old,
-      new_trunk: commit,
-      proved_by: data.validated.by === "gate" ? "gate" : "receipt",
-      stages: data.stages.map((s) => ({ branch: s.branch, tip: s.tip })),
-      at: ctx.now().toISOString(),
-    })),
-  );
-  if (!holders.mainFollows) return null;
-  return followAndRecord(main, old, commit, data, steps);
+  const landedAt = ctx.now().toISOString();
+  try {
+    return holders.mainFollows ? await followAndRecord(main, old, commit, data, steps) : null;
+  } finally {
+    // History, once per landing, after the main checkout's files caught up: it can never fail the landing.
+    hints.push(
+      ...(await recordLanding(repo.location.commonDir, main, {
+        version: 1,
+        id: data.id,
+        branch: data.branch,
+        tip: commit,
+        trunk: data.trunk.name,
+        old_trunk: old,
+        new_trunk: commit,
+        proved_by: data.validated.by === "gate" ? "gate" : "receipt",
+        stages: data.stages.map((s) => ({ branch: s.branch, tip: s.tip })),
+        at: landedAt,
+      })),
+    );
+  }
 }
 
 /** The shared teardown, then the branch by compare-and-swap on the landed tip. */
