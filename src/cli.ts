@@ -27,10 +27,12 @@ async function execute(
   verb: string,
   options: CommonOptions & Record<string, unknown>,
   run: VerbRunner,
+  /** The berth argument as typed (the logbook's target); null: the verb is about no berth. */
+  target?: string | null,
 ): Promise<never> {
   const { runVerb, humanOutput } = await import("./commands/run-verb.js");
   const ctx = processContext(options.debug === true);
-  const outcome = await runVerb(verb, ctx, { dryRun: options.dryRun === true }, run);
+  const outcome = await runVerb(verb, ctx, { dryRun: options.dryRun === true, target }, run);
   const printed = options.json
     ? { stdout: outcome.json ? outcome.json() : renderJson(outcome.result), stderr: "" }
     : humanOutput(outcome, {
@@ -81,8 +83,11 @@ export function buildProgram(): Command {
   common(program.command("init").description("write a commented berth.toml at the repository root"))
     .option("--dry-run", "show what would be written")
     .action((opts) =>
-      execute("init", opts, async (ctx) =>
-        (await import("./commands/init.js")).initCommand(ctx, opts),
+      execute(
+        "init",
+        opts,
+        async (ctx) => (await import("./commands/init.js")).initCommand(ctx, opts),
+        null,
       ),
     );
 
@@ -157,11 +162,15 @@ export function buildProgram(): Command {
     .option("--trunk-moved", "until the trunk's tip differs from its tip now")
     .option(
       "--timeout <seconds>",
-      "give up after this long, exit 124 (default 3300; 0 checks once)",
+      "give up after this long, exit 124 with a resume handle (default 3300; 0 checks once)",
     )
+    .option("--resume <handle>", "continue a wait that timed out, with the same pins (data.resume)")
     .action((opts) =>
-      execute("await", opts, async (ctx) =>
-        (await import("./commands/await.js")).awaitCommand(ctx, opts),
+      execute(
+        "await",
+        opts,
+        async (ctx) => (await import("./commands/await.js")).awaitCommand(ctx, opts),
+        opts.green ?? opts.landed ?? (opts.trunkMoved ? null : undefined),
       ),
     );
 
@@ -185,8 +194,11 @@ export function buildProgram(): Command {
     .option("--yes", "answer the confirmation")
     .option("--dry-run", "show the plan and change nothing")
     .action((target, opts) =>
-      execute("accept", opts, async (ctx) =>
-        (await import("./commands/accept.js")).acceptCommand(ctx, target, opts),
+      execute(
+        "accept",
+        opts,
+        async (ctx) => (await import("./commands/accept.js")).acceptCommand(ctx, target, opts),
+        target,
       ),
     );
 
@@ -227,8 +239,12 @@ export function buildProgram(): Command {
     .option("--yes", "answer the confirmation")
     .option("--dry-run", "show the plan and change nothing")
     .action((target, opts) =>
-      execute("worktree drop", opts, async (ctx) =>
-        (await import("./commands/worktree-drop.js")).worktreeDropCommand(ctx, target, opts),
+      execute(
+        "worktree drop",
+        opts,
+        async (ctx) =>
+          (await import("./commands/worktree-drop.js")).worktreeDropCommand(ctx, target, opts),
+        target,
       ),
     );
 
@@ -243,8 +259,12 @@ export function buildProgram(): Command {
     .option("--yes", "answer the confirmation")
     .option("--dry-run", "show the plan and change nothing")
     .action((opts) =>
-      execute("worktree prune", opts, async (ctx) =>
-        (await import("./commands/worktree-prune.js")).worktreePruneCommand(ctx, opts),
+      execute(
+        "worktree prune",
+        opts,
+        async (ctx) =>
+          (await import("./commands/worktree-prune.js")).worktreePruneCommand(ctx, opts),
+        null,
       ),
     );
 

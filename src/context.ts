@@ -3,6 +3,12 @@ export interface JournalSubject {
   branch: string | null;
   /** The worktree path the verb acts on. */
   path: string | null;
+  /**
+   * The branch of the berth the verb is about, when it differs from the
+   * subject's (await's awaited branch) or there is none (null: prune).
+   * Default: what `aim` named, else the subject's branch.
+   */
+  target?: string | null;
 }
 
 /**
@@ -12,6 +18,11 @@ export interface JournalSubject {
  */
 export interface Journal {
   begin(subject: JournalSubject): void;
+  /**
+   * Names the berth the verb is about (its branch) as soon as the verb has
+   * resolved it, before any refusal: a refused `accept X` is logged with X.
+   */
+  aim?(target: string | null): void;
   /**
    * Tells the journal which repository the verb opened (openRepository calls
    * it), so it writes there without discovering the repository again.

@@ -40,12 +40,23 @@ export interface VerbResult<D = unknown> {
   /** Exit code other than the default for ok/error (124 for an unmet await). */
   exitCode?: number;
   /**
+   * Stopped by a signal (Ctrl-C, SIGTERM, SIGHUP) or the desk's interrupt
+   * before it finished: the logbook records `interrupted`. Not part of the
+   * `--json` envelope (the verb's data says it, e.g. await's `interrupted`).
+   */
+  interrupted?: boolean;
+  /**
    * Plan/apply verbs: true when the result is the plan alone and nothing was
    * applied (`--dry-run`, or nothing to do). Not part of the `--json`
    * envelope, which says the same by carrying no `steps`.
    */
   dryRun?: boolean;
 }
+
+/** `await` not met within its timeout (spec section 4). */
+export const EXIT_NOT_MET = 124;
+/** Stopped by SIGINT or SIGTERM before it finished (docs/decisions/0012). */
+export const EXIT_INTERRUPTED = 130;
 
 /** The result of a plan/apply verb: it always says whether it applied anything. */
 export type PlanApplyResult<D = unknown> = VerbResult<D> & {

@@ -66,6 +66,8 @@ function refMutators(): Map<string, string[]> {
 const REF_WRITERS: Record<string, string[]> = {
   // The trunk moves only here: a compare-and-swap to the proved commit.
   "core/landing/accept-apply.ts": ["moveRef"],
+  // A landing note on the landed commit (refs/notes/berth-landings): appended, never removed.
+  "core/landing/landings.ts": ["appendNote"],
   // update merges into the berth's own branch.
   "core/landing/update.ts": ["mergeCommit"],
   // THE branch delete (accept, drop, prune), by compare-and-swap.

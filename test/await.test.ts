@@ -9,6 +9,7 @@ import {
   runAwait,
 } from "../src/core/await/await.js";
 import { type AwaitOptions, parseAwaitRequest } from "../src/core/await/request.js";
+import { applyAccept, planAccept } from "../src/core/landing/accept.js";
 import { runGate } from "../src/core/landing/gate.js";
 import { readGitFile } from "../src/io/admin-dirs.js";
 import { readReadyMarker, writeReadyMarker } from "../src/io/ready-marker.js";
@@ -78,17 +79,31 @@ function gateIn(path: string) {
   return runGate(ctx, {});
 }
 
+/** `berth accept` of the berth at `path`, in process (it gates first when it must). */
+async function acceptIn(path: string) {
+  const { ctx } = testContext(path, repo.env);
+  const result = await applyAccept(ctx, await planAccept(ctx, {}));
+  expect(result.ok).toBe(true);
+  return result;
+}
+
 describe("parseAwaitRequest", () => {
   it("takes exactly one condition and a timeout in seconds (default 3300)", () => {
     expect(parseAwaitRequest({ trunkMoved: true })).toEqual({
+      resume: null,
       condition: "trunk-moved",
       target: null,
       timeoutS: 3300,
     });
     expect(parseAwaitRequest({ green: "x", timeout: "0" })).toEqual({
+      resume: null,
       condition: "green",
       target: "x",
       timeoutS: 0,
+    });
+    expect(parseAwaitRequest({ resume: "0123456789abcdef", timeout: "50" })).toEqual({
+      resume: "0123456789abcdef",
+      timeoutS: 50,
     });
     expect(parseAwaitRequest({ landed: "x", timeout: "2.5" }).timeoutS).toBe(2.5);
   });
@@ -102,6 +117,8 @@ describe("parseAwaitRequest", () => {
     ["a word for a timeout", { trunkMoved: true, timeout: "soon" }],
     ["an empty timeout", { trunkMoved: true, timeout: "" }],
     ["an exponent", { trunkMoved: true, timeout: "1e3" }],
+    ["a resume handle with a condition", { resume: "0123456789abcdef", trunkMoved: true }],
+    ["a resume handle that is a path", { resume: "../../etc/passwd" }],
   ])("refuses %s as a usage error", (_label, options) => {
     expect(() => parseAwaitRequest(options)).toThrowError(
       expect.objectContaining({ code: "usage" }),
@@ -211,9 +228,11 @@ describe("await --landed", () => {
     repo.write("f.txt", "f\n", fresh.path);
     const gained = repo.commit("fresh gains a commit", fresh.path);
     expect((await awaitFrom(repo.path, { landed: fresh.id, timeout: "0" })).data?.met).toBe(false);
-    landOnTrunk(gained);
-    const landed = await awaitFrom(repo.path, { landed: fresh.id, timeout: "0" });
-    expect(landed.data).toMatchObject({ met: true, tip: gained });
+    // Pinned while unlanded, then landed (by hand: no landing record) while it waits.
+    const landed = await waitThen(repo.path, { landed: fresh.id, timeout: "30" }, () =>
+      landOnTrunk(gained),
+    );
+    expect(landed.data).toMatchObject({ met: true, tip: gained, landed_commit: gained });
   });
 
   it("does not count a fresh berth fast-forwarded onto a moved trunk while it waits", async () => {
@@ -241,8 +260,9 @@ describe("await --landed", () => {
     repo.git(["worktree", "remove", a.path]);
     const before = await awaitFrom(repo.path, { landed: a.id, timeout: "0" });
     expect(before.data).toMatchObject({ met: false, branch: a.branch, path: null });
-    landOnTrunk(tipOf(a.branch));
-    const after = await awaitFrom(repo.path, { landed: a.branch, timeout: "0" });
+    const after = await waitThen(repo.path, { landed: a.branch, timeout: "30" }, () =>
+      landOnTrunk(tipOf(a.branch)),
+    );
     expect(after.data).toMatchObject({ met: true, tip: tipOf(a.branch) });
   });
 });
@@ -291,8 +311,9 @@ describe("await --green", () => {
   it("is met by a landing, receipt or not", async () => {
     repo = makeRepo();
     const b = await startWithCommit(repo, "b");
-    landOnTrunk(tipOf(b.branch));
-    const result = await awaitFrom(repo.path, { green: b.branch, timeout: "0" });
+    const result = await waitThen(repo.path, { green: b.branch, timeout: "30" }, () =>
+      landOnTrunk(tipOf(b.branch)),
+    );
     expect(result.data).toMatchObject({ met: true, met_by: "landed", tip: tipOf(b.branch) });
   });
 
@@ -334,10 +355,18 @@ describe("await --green", () => {
   it("answers a branch with no checkout that already landed instead of refusing", async () => {
     repo = makeRepo();
     const a = await startWithCommit(repo, "a");
+    const b = await startWithCommit(repo, "b", a);
     repo.git(["worktree", "remove", a.path]);
-    landOnTrunk(tipOf(a.branch));
+    const tip = tipOf(a.branch);
+    // b's landing brings a along: the landing log names a as one of its stages.
+    await acceptIn(b.path);
     const result = await awaitFrom(repo.path, { green: a.id, timeout: "30" });
-    expect(result.data).toMatchObject({ met: true, met_by: "landed" });
+    expect(result.data).toMatchObject({
+      met: true,
+      met_by: "landed",
+      landed_commit: tip,
+      landing: { branch: a.branch, tip, landed_with: b.branch },
+    });
   });
 });
 

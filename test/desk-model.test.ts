@@ -66,6 +66,7 @@ function data(worktrees: StatusRow[], refs: KeptRef[] = []): StatusData {
     scope: "fleet",
     worktrees,
     refs,
+    landings: [],
   };
 }
 

@@ -20,26 +20,33 @@ function refusal(code: NonNullable<VerbResult["error"]>["code"]): VerbResult {
 }
 
 describe("logbookOutcome", () => {
-  it("maps results to ok, refused, failed and partial", () => {
+  it("maps results to ok, refused, failed, timeout and interrupted", () => {
     expect(logbookOutcome(okResult)).toBe("ok");
     expect(
       logbookOutcome(refusal("precondition_failed"), new UserError("precondition_failed", "x")),
     ).toBe("refused");
     expect(logbookOutcome(refusal("locked"))).toBe("refused");
     expect(logbookOutcome(refusal("confirmation_required"))).toBe("refused");
-    expect(logbookOutcome(refusal("partial"))).toBe("partial");
-    expect(logbookOutcome(refusal("teardown_failed"))).toBe("partial");
+    // Got part-way: failed, with error_code saying how (partial, teardown_failed).
+    expect(logbookOutcome(refusal("partial"))).toBe("failed");
+    expect(logbookOutcome(refusal("teardown_failed"))).toBe("failed");
     expect(
       logbookOutcome(
         refusal("precondition_failed"),
         new UserError("precondition_failed", "x", { nothingChanged: false }),
       ),
-    ).toBe("partial");
+    ).toBe("failed");
     expect(logbookOutcome(refusal("gate_failed"))).toBe("failed");
     expect(logbookOutcome(refusal("internal"), new Error("bug"))).toBe("failed");
-    expect(logbookOutcome({ ok: false, verb: "await", data: null, hints: [], exitCode: 124 })).toBe(
-      "failed",
+    // An await that answered "not met" by its timeout (exit 124) timed out; it did not fail.
+    expect(logbookOutcome({ ok: true, verb: "await", data: null, hints: [], exitCode: 124 })).toBe(
+      "timeout",
     );
+    // Ctrl-C'd: an await (exit 130) and a gate whose checks were stopped (gate_failed).
+    expect(logbookOutcome({ ok: true, verb: "await", data: null, hints: [], exitCode: 130 })).toBe(
+      "interrupted",
+    );
+    expect(logbookOutcome({ ...refusal("gate_failed"), interrupted: true })).toBe("interrupted");
   });
 });
 

@@ -60,8 +60,10 @@ describe("berth start and status", () => {
       "path",
       "pid",
       "schema",
+      "target",
       "verb",
     ]);
+    expect(events[1].target).toBe(started.json.data.branch);
 
     const before = snapshot(repo);
     const status = await berth(repo, ["status", "--json"]);

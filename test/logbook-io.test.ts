@@ -50,7 +50,25 @@ describe("parseLogbookText", () => {
     expect(parseEventLine(line({ ...finish, duration_ms: -1 }))).toBeNull();
     expect(parseEventLine(line({ ...begin, at: "yesterday" }))).toBeNull();
     expect(parseEventLine("[1,2]")).toBeNull();
+    expect(parseEventLine(line({ ...begin, target: 7 }))).toBeNull();
     expect(parseEventLine(line(begin))).toEqual(begin);
+  });
+
+  it("reads lines written before events named a target (as target: null) and the old `partial` outcome", () => {
+    const { target: _target, ...oldBegin } = { ...begin, branch: "berth/x" };
+    const { target: _t, ...oldFinish } = { ...finish, branch: "berth/x", outcome: "partial" };
+    const read = parseLogbookText(`${line(oldBegin)}\n${line(oldFinish)}\n`);
+    expect(read.skipped).toBe(0);
+    expect(read.events).toMatchObject([
+      { event: "begin", branch: "berth/x", target: null },
+      { event: "finish", branch: "berth/x", target: null, outcome: "partial" },
+    ]);
+    for (const outcome of ["timeout", "interrupted"]) {
+      expect(parseEventLine(line({ ...finish, outcome, target: "berth/y" }))).toMatchObject({
+        outcome,
+        target: "berth/y",
+      });
+    }
   });
 });
 

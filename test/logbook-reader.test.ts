@@ -11,8 +11,15 @@ const subject = { path: PATH, branch: "berth/x" };
 const probe: ProcessProbe = { host: "here", isAlive: (pid) => pid === 4242 };
 
 describe("digestLogbook: in flight", () => {
-  it("an unmatched begin 30 minutes old by a dead pid is in flight", () => {
+  it("an unmatched begin 30 minutes old by a dead pid is in flight, shown as interrupted", () => {
     const events = [beginEvent({ at: ago(30), path: PATH, pid: 1, host: "here" })];
+    const digest = digestLogbook(events, NOW, probe);
+    expect(digest.factsFor(subject).running).toBe("interrupted gate");
+    expect(digest.inFlight).toHaveLength(1);
+  });
+
+  it("an unmatched begin 30 minutes old on another host is running: its pid cannot be asked", () => {
+    const events = [beginEvent({ at: ago(30), path: PATH, pid: 1, host: "elsewhere" })];
     expect(digestLogbook(events, NOW, probe).factsFor(subject).running).toBe("gate");
   });
 
@@ -48,7 +55,7 @@ describe("digestLogbook: in flight", () => {
     const gate = beginEvent({ at: ago(120), path: PATH, pid: 1, host: "here" });
     const start = beginEvent({ at: ago(120), path: "/y", pid: 1, host: "here", verb: "start" });
     const digest = digestLogbook([...history, gate, start], NOW, probe);
-    expect(digest.factsFor(subject).running).toBe("gate");
+    expect(digest.factsFor(subject).running).toBe("interrupted gate");
     expect(digest.factsFor({ path: "/y", branch: null }).running).toBeNull();
     expect(digest.inFlight.map((e) => e.invocation)).toEqual([gate.invocation]);
   });
@@ -84,7 +91,7 @@ describe("digestLogbook: last action", () => {
     ];
     const facts = digestLogbook(events, NOW, probe).factsFor(subject);
     expect(facts.lastAction).toEqual({ verb: "update", outcome: "refused", at: ago(30) });
-    expect(facts.running).toBe("accept");
+    expect(facts.running).toBe("interrupted accept");
     expect(facts.lastEventAt?.toISOString()).toBe(ago(10));
   });
 

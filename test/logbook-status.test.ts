@@ -33,12 +33,12 @@ async function rowFor(ctx: ReturnType<typeof testContext>["ctx"], path: string) 
 }
 
 describe("status: running", () => {
-  it("a begin with no finish 30 minutes ago by a dead pid: running", async () => {
+  it("a begin with no finish 30 minutes ago by a dead pid on this host: interrupted", async () => {
     const { repo, ctx, path, branch } = await repoWithBerth();
     appendEvents(repo.path, [
       beginEvent({ at: ago(30), verb: "gate", path, branch, pid: deadPid() }),
     ]);
-    expect((await rowFor(ctx, path)).running).toBe("gate");
+    expect((await rowFor(ctx, path)).running).toBe("interrupted gate");
   });
 
   it("a begin with no finish 2 hours ago by a dead pid: not running", async () => {

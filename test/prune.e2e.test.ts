@@ -198,6 +198,7 @@ describe("the contained offer", () => {
       verb: "gate",
       branch: b.branch,
       path: b.path,
+      target: b.branch,
       pid: process.pid,
       host: hostname(),
     });

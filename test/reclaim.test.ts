@@ -53,6 +53,7 @@ describe("reclaim re-validates each candidate right before acting", () => {
           verb: "gate",
           branch: a.branch,
           path: a.path,
+          target: a.branch,
           pid: process.pid,
           host: hostname(),
         });

@@ -89,7 +89,7 @@ describe("printed commands are built, never concatenated (guard)", () => {
     const users = files
       .filter((f) => rel(f) !== "src/text.ts" && /\buserShellCommand\(/.test(read(f)))
       .map(rel);
-    expect(users).toEqual(["src/core/landing/gate.ts"]);
+    expect(users).toEqual(["src/core/landing/gate-report.ts"]);
   });
 
   it("no next:, reproduce: or yesCommand: is a string or template literal", () => {

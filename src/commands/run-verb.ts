@@ -31,15 +31,26 @@ const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
   "worktree prune",
 ]);
 
+export interface RunVerbOptions {
+  dryRun?: boolean;
+  /**
+   * The berth argument as typed, the logbook event's target until the verb
+   * resolves it; null for a verb about no berth; undefined: the subject's.
+   */
+  target?: string | null | undefined;
+}
+
 export async function runVerb(
   verb: string,
   ctx: Context,
-  options: { dryRun?: boolean },
+  options: RunVerbOptions,
   run: (ctx: Context) => Promise<CommandOutcome>,
 ): Promise<CommandOutcome> {
   const journal =
     EFFECTFUL_VERBS.has(verb) && options.dryRun !== true
-      ? (await import("../core/logbook/journal.js")).createJournal(ctx, verb)
+      ? (await import("../core/logbook/journal.js")).createJournal(ctx, verb, {
+          argument: options.target,
+        })
       : null;
   if (journal) ctx.journal = journal;
   let outcome: CommandOutcome;

@@ -39,3 +39,19 @@ export async function readGitFile(checkoutPath: string): Promise<string | null> 
     return null;
   }
 }
+
+/** What a git dir's HEAD file says: a symbolic ref, a detached commit, or null (absent, unreadable). */
+export type HeadFile = { ref: string } | { oid: string } | null;
+
+/** The HEAD file of a git dir (a worktree's admin dir), read as a file: no process. */
+export function readHeadFile(gitDir: string): HeadFile {
+  let text: string;
+  try {
+    text = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
+  } catch {
+    return null;
+  }
+  const symbolic = /^ref: (.+)$/.exec(text);
+  if (symbolic?.[1] !== undefined) return { ref: symbolic[1].trim() };
+  return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(text) ? { oid: text } : null;
+}

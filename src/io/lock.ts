@@ -220,3 +220,22 @@ function lockedError(path: string, holder: Holder): UserError {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Waits (up to `maxMs`) until no verb holds the fleet lock: a reader that
+ * saw a change mid-apply (a checkout removed, its branch not yet deleted)
+ * then reads the state the verb leaves. Only a wait; never takes the lock.
+ */
+export async function fleetLockReleased(commonDir: string, maxMs: number): Promise<boolean> {
+  const path = fleetLockPath(commonDir);
+  const deadline = Date.now() + maxMs;
+  for (;;) {
+    const held = await stat(path).then(
+      () => true,
+      () => false,
+    );
+    if (!held) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -11,12 +11,26 @@ import { sharedStateDir } from "./paths.js";
  * command output.
  */
 
+/**
+ * Schema 1 throughout: later fields are optional additions that older lines
+ * lack (`target`), and readers take both (docs/decisions/0019).
+ */
 export const LOGBOOK_SCHEMA = 1 as const;
 /** How many month files survive rotation. */
 export const LOGBOOK_MONTHS_KEPT = 12;
 
-export type LogbookOutcome = "ok" | "refused" | "failed" | "partial";
-export const LOGBOOK_OUTCOMES: readonly LogbookOutcome[] = ["ok", "refused", "failed", "partial"];
+/** What a finish says now (docs/decisions/0006, 0019). */
+export type WrittenOutcome = "ok" | "refused" | "failed" | "timeout" | "interrupted";
+/** What a finish may say: `partial` was written before issue 16 (now `failed`, code `partial`). */
+export type LogbookOutcome = WrittenOutcome | "partial";
+export const LOGBOOK_OUTCOMES: readonly LogbookOutcome[] = [
+  "ok",
+  "refused",
+  "failed",
+  "timeout",
+  "interrupted",
+  "partial",
+];
 
 interface EventBase {
   schema: typeof LOGBOOK_SCHEMA;
@@ -29,6 +43,12 @@ interface EventBase {
   branch: string | null;
   /** The worktree the verb acts on. */
   path: string | null;
+  /**
+   * The branch of the berth the verb is about (accept's, drop's, the awaited
+   * one), as resolved, else its argument as typed; null when it names none.
+   * Lines written before issue 16 have no such field and read as null.
+   */
+  target: string | null;
   pid: number;
   host: string;
 }
@@ -131,7 +151,7 @@ export function parseLogbookText(text: string): LogbookRead {
   return result;
 }
 
-/** One line as an event, or null when it is not a well-formed schema-1 event. */
+/** One line as an event, or null when it is not a well-formed schema-1 event (with or without `target`). */
 export function parseEventLine(line: string): LogbookEvent | null {
   let raw: unknown;
   try {
@@ -150,6 +170,8 @@ function toEvent(raw: unknown): LogbookEvent | null {
   if (typeof r.invocation !== "string" || r.invocation === "") return null;
   if (typeof r.verb !== "string" || typeof r.host !== "string") return null;
   if (!isNullableString(r.branch) || !isNullableString(r.path)) return null;
+  const target = r.target === undefined ? null : r.target;
+  if (!isNullableString(target)) return null;
   if (typeof r.pid !== "number" || !Number.isInteger(r.pid)) return null;
   // Plain literals, not spreads: this runs once per line of a possibly large log.
   if (r.event === "begin") {
@@ -161,6 +183,7 @@ function toEvent(raw: unknown): LogbookEvent | null {
       verb: r.verb,
       branch: r.branch,
       path: r.path,
+      target,
       pid: r.pid,
       host: r.host,
     };
@@ -177,6 +200,7 @@ function toEvent(raw: unknown): LogbookEvent | null {
     verb: r.verb,
     branch: r.branch,
     path: r.path,
+    target,
     pid: r.pid,
     host: r.host,
     outcome: r.outcome as LogbookOutcome,

@@ -12,17 +12,28 @@ export function renderAwait(result: VerbResult<AwaitData>, c: Colors): { stdout:
 
 function metLine(data: AwaitData, c: Colors): string {
   const branch = c.bold(data.branch ?? "-");
-  const trunk = data.trunk ?? "the trunk";
   switch (data.condition) {
     case "trunk-moved":
       return `${branch} ${c.green("moved")}: ${shortOid(data.trunk_tip_at_start)} -> ${shortOid(data.trunk_tip)}`;
     case "landed":
-      return `${branch} ${c.green("has landed")}: ${shortOid(data.tip)} is on ${trunk} (at ${shortOid(data.trunk_tip)})`;
+      return landedLine(data, branch, c);
     case "green":
       return data.met_by === "landed"
-        ? `${branch} ${c.green("has landed")}: ${shortOid(data.tip)} is on ${trunk} (at ${shortOid(data.trunk_tip)})`
+        ? landedLine(data, branch, c)
         : `${branch} ${c.green("is green")} at ${shortOid(data.tip)} (gate receipt honored)`;
   }
+}
+
+/** Landed: by the trunk's history, or by a landing record (the branch may be gone). */
+function landedLine(data: AwaitData, branch: string, c: Colors): string {
+  const trunk = data.trunk ?? "the trunk";
+  const commit = shortOid(data.landed_commit ?? data.tip);
+  const landing = data.landing;
+  if (landing !== null) {
+    const within = landing.landed_with === null ? "" : ` with ${landing.landed_with}`;
+    return `${branch} ${c.green("has landed")}${within}: ${commit} landed on ${trunk} at ${landing.at} (landing log; ${trunk} then at ${shortOid(landing.new_trunk)})`;
+  }
+  return `${branch} ${c.green("has landed")}: ${commit} is on ${trunk} (at ${shortOid(data.trunk_tip)})`;
 }
 
 function notMetLine(data: AwaitData, c: Colors): string {

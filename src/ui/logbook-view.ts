@@ -33,7 +33,12 @@ export function renderLogbookJsonLines(events: readonly LogbookEvent[]): string 
 
 export function logbookCells(event: LogbookEvent, c: Colors): string[] {
   const time = event.at.replace(/\.\d+Z$/, "Z");
-  const branch = event.branch ?? (event.path ? c.dim(basename(event.path)) : "-");
+  const subject = event.branch ?? (event.path ? c.dim(basename(event.path)) : "-");
+  // The berth the verb was about, when it is not the checkout it ran in (await, a refused accept).
+  const branch =
+    event.target !== null && event.target !== event.branch
+      ? `${subject} ${c.dim("->")} ${event.target}`
+      : subject;
   if (event.event === "begin") return [time, event.verb, branch, c.dim("begin"), ""];
   const code = event.error_code ? ` (${event.error_code})` : "";
   const paint = event.outcome === "ok" ? c.green : event.outcome === "refused" ? c.yellow : c.red;

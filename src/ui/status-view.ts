@@ -1,4 +1,5 @@
 import type { StatusData, StatusRow } from "../core/fleet/status.js";
+import { INTERRUPTED_PREFIX } from "../core/logbook/worktree-digest.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
@@ -22,7 +23,17 @@ export function renderStatus(data: StatusData, c: Colors, now: Date = new Date()
   const trunk = data.trunk.name
     ? `trunk ${data.trunk.name}${data.trunk.tip ? ` at ${shortOid(data.trunk.tip)}` : " (missing)"}`
     : "trunk unknown";
-  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n${renderKeptRefs(data, c)}`;
+  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n${renderKeptRefs(data, c)}${renderLandings(data, c, now)}`;
+}
+
+/** Recent landings, newest first: what a berth that is gone became. */
+function renderLandings(data: StatusData, c: Colors, now: Date): string {
+  const lines = data.landings.map((landing) => {
+    const name = landing.id ?? landing.branch;
+    const age = ageLabel(now.getTime() - Date.parse(landing.at));
+    return c.dim(`${name} landed ${age} as ${shortOid(landing.new_trunk)} (${landing.branch})`);
+  });
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
 /**
@@ -60,7 +71,8 @@ function stateLabel(row: StatusRow, c: Colors): string {
     case "prunable":
       return c.red(row.state);
     case "locked":
-      return c.yellow("locked");
+    case "detached":
+      return c.yellow(row.state);
     default:
       return row.state;
   }
@@ -86,13 +98,18 @@ function aheadBehind(row: StatusRow): string {
 
 /** "running gate", or how long ago the worktree was last worked on and the last verb. */
 function activityLabel(row: StatusRow, c: Colors, now: Date): string {
-  if (row.running) return c.yellow(`running ${row.running}`);
+  if (row.running) return c.yellow(runningLabel(row.running));
   if (row.last_activity === null) return c.dim("-");
   const age = ageLabel(now.getTime() - Date.parse(row.last_activity));
   const action = row.last_action;
   if (action === null) return age;
   const done = action.outcome === "ok" ? action.verb : `${action.verb} ${action.outcome}`;
   return `${age} ${c.dim(`(${done})`)}`;
+}
+
+/** "running gate", or "interrupted gate" for a verb whose process is gone (status's `running`). */
+export function runningLabel(running: string): string {
+  return running.startsWith(INTERRUPTED_PREFIX) ? running : `running ${running}`;
 }
 
 export function ageLabel(ms: number): string {

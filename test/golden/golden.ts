@@ -18,6 +18,8 @@ const FIXED_GIT_TIMES = new Set(["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.00
 const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})/g;
 /** The UTC stamp in recovery ref names (`20260601T120000.000Z`). */
 const RECOVERY_STAMP = /\b\d{8}T\d{6}(?:\.\d+)?Z\b/g;
+/** An await continuation handle in a printed command (random per run). */
+const RESUME_HANDLE = /--resume [0-9a-f]{16}\b/g;
 /** Keys whose values are timings: they differ on every run. */
 const TIMING_KEY = /(?:^|_)(?:ms|duration|elapsed)$/;
 /** Keys whose values follow from a random id (the port) or from the process. */
@@ -26,6 +28,8 @@ const PLACEHOLDER_KEYS: Record<string, string> = {
   BERTH_PORT: "<port>",
   pid: "<pid>",
   host: "<host>",
+  /** An await continuation handle: random per run. */
+  resume: "<resume>",
 };
 
 /** Every expectation file a scenario wrote or compared in this run (all fixtures). */
@@ -139,6 +143,7 @@ export class Golden {
     text = this.replaceInOrder(text, [...this.volatileOids], (_oid, n) => `<merge-oid${n}>`);
     text = text.replace(ISO_TIME, (time) => (FIXED_GIT_TIMES.has(time) ? time : "<time>"));
     text = text.replace(RECOVERY_STAMP, "<stamp>");
+    text = text.replace(RESUME_HANDLE, "--resume <resume>");
     return this.normaliseFields(JSON.parse(text), new Map());
   }
 

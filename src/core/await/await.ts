@@ -1,27 +1,48 @@
 import { performance } from "node:perf_hooks";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
-import type { VerbResult } from "../../result.js";
+import { readLandingEntries } from "../../io/landing-log.js";
+import { fleetLockReleased } from "../../io/lock.js";
+import { EXIT_INTERRUPTED, EXIT_NOT_MET, type VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { readFleet } from "../fleet/reading.js";
+import type { FleetSurvey } from "../fleet/survey.js";
 import { gateDefinitionOf } from "../landing/gate-definition.js";
-import { openRepository } from "../repo/repository.js";
-import { ConditionProbe, type MetBy, type Observation } from "./probe.js";
+import type { BranchLanding } from "../landing/landings.js";
+import { openRepository, type Repository } from "../repo/repository.js";
+import {
+  type Continuation,
+  forgetContinuation,
+  loadContinuation,
+  newHandle,
+  saveContinuation,
+} from "./continuation.js";
+import { ConditionProbe, freshMemory, type MetBy, type Observation } from "./probe.js";
 import { type AwaitCondition, type AwaitOptions, parseAwaitRequest } from "./request.js";
-import { refuseGreenWithoutCheckout, resolveAwaitTarget } from "./target.js";
+import {
+  type AwaitTarget,
+  refuseGreenWithoutCheckout,
+  refuseGreenWithoutWork,
+  resolveAwaitTarget,
+  type TargetHistory,
+} from "./target.js";
 import { type Ending, waitFor } from "./wait.js";
 
 /**
  * `berth await` (spec section 5): block until a sibling is green, a branch
  * has landed, or the trunk moved. Agents in a train coordinate through it,
  * so it answers from live state at every evaluation, refuses at call start
- * what can never become true, and never waits past its timeout.
+ * what can never become true, ends at once when its target is dropped or
+ * reclaimed, and never waits past its timeout — leaving a handle that lets
+ * the next call continue the same wait (docs/decisions/0012, 0019).
  *
- * The verb only assembles its parts, in order: the request (request.ts), one
- * survey-only fleet reading (fleet/reading.ts), the target (target.ts), the
- * probe that evaluates the condition (probe.ts), and the wait (wait.ts):
- * evaluations at call start, on file events in the ref storage and the
- * berth's receipt folder (fleet/ref-watch.ts), and every 2 s as a backstop.
+ * The verb only assembles its parts, in order: the request (request.ts), the
+ * continuation it resumes, if any (continuation.ts), one survey-only fleet
+ * reading (fleet/reading.ts), the target (target.ts), the probe that
+ * evaluates the condition and keeps the pins (probe.ts), and the wait
+ * (wait.ts): evaluations at call start, on file events in the ref storage,
+ * the registrations, the landing log and the berth's receipt folder
+ * (fleet/ref-watch.ts), and every 2 s as a backstop.
  */
 
 export interface AwaitData {
@@ -35,17 +56,27 @@ export interface AwaitData {
   tip: string | null;
   trunk: string | null;
   trunk_tip: string | null;
+  /** The trunk tip when the wait began (its first call, for a resumed wait). */
   trunk_tip_at_start: string | null;
   met_by: MetBy | null;
+  /** The branch's commit that landed (met by a landing), else null. */
+  landed_commit: string | null;
+  /** The landing record that answered (the branch may be gone); null when the trunk's history did. */
+  landing: BranchLanding | null;
+  /** The tips the branch held while unlanded, oldest first: what "landed" is judged by. */
+  pinned: string[];
   timeout_s: number;
   waited_ms: number;
   /** Stopped by Ctrl-C (SIGINT) or SIGTERM before the condition held. */
   interrupted: boolean;
+  /** Not met: the handle `berth await --resume <handle>` continues this wait with; else null. */
+  resume: string | null;
+  /** This call continued an earlier one (`--resume`). */
+  resumed: boolean;
 }
 
 /** Exit codes other than 0/1/2 (docs/decisions/0012-await.md). */
-export const EXIT_NOT_MET = 124;
-export const EXIT_INTERRUPTED = 130;
+export { EXIT_INTERRUPTED, EXIT_NOT_MET };
 
 export interface AwaitRun {
   /** Aborting stops the wait promptly (Ctrl-C). */
@@ -64,6 +95,13 @@ export async function runAwait(
   const request = parseAwaitRequest(options);
   const startedAt = performance.now();
   const repo = await openRepository(ctx);
+  const { commonDir } = repo.location;
+  const resumed =
+    request.resume === null ? null : await loadContinuation(commonDir, request.resume, ctx.now());
+  const condition = resumed?.condition ?? (request.resume === null ? request.condition : null);
+  if (condition === null) throw new Error("a resumed wait without a condition");
+  const argument = resumed?.argument ?? (request.resume === null ? request.target : null);
+
   const { survey } = await readFleet(repo, { readStatusOf: () => false, classify: false });
   const { trunk } = survey;
   if (trunk.name === null) {
@@ -73,24 +111,67 @@ export async function runAwait(
       { next: shellCommand(["git", "-C", repo.mainPath, "branch", "--list"]) },
     );
   }
+  if (resumed !== null && resumed.trunk !== trunk.name) {
+    throw new UserError(
+      "precondition_failed",
+      `The wait ${resumed.handle} followed the trunk ${resumed.trunk}; the trunk is ${trunk.name} now.`,
+      { next: shellCommand(["berth", "await", "--trunk-moved"]) },
+    );
+  }
+  const history = async (): Promise<TargetHistory> => ({
+    landings: await readLandingEntries(commonDir).catch(() => []),
+    gitCwd: commonDir,
+  });
   const target =
-    request.target === null || request.condition === "trunk-moved"
+    condition === "trunk-moved"
       ? null
-      : resolveAwaitTarget(survey, repo.location.cwd, request.target, request.condition);
+      : resumed !== null && resumed.branch !== null
+        ? await resumedTarget(survey, repo, resumed.branch, condition, await history())
+        : await resolveAwaitTarget(
+            survey,
+            repo.location.cwd,
+            argument as string,
+            condition,
+            await history(),
+          );
+  // Before any refusal below: the logbook names the awaited branch.
+  ctx.journal.aim?.(target?.branch ?? null);
 
-  const probe = new ConditionProbe(
-    repo.location.cwd,
-    repo.location.commonDir,
-    request.condition,
-    trunk.name,
-    trunk.tip,
+  const memory = resumed?.memory ?? freshMemory(target, trunk.tip, ctx.now());
+  const probe = new ConditionProbe({
+    commonDir,
+    condition,
+    trunkName: trunk.name,
     target,
-    gateDefinitionOf(repo.config.gate),
-  );
-  if (request.condition === "green" && target !== null && target.worktree === null) {
-    // No checkout, no receipt: only a landing that already happened can answer now.
-    const now = await probe.observe();
-    if (!now.met) refuseGreenWithoutCheckout(survey, target);
+    gate: gateDefinitionOf(repo.config.gate),
+    memory,
+    reresolve:
+      target === null || condition === "trunk-moved"
+        ? null
+        : async () => {
+            // What a fresh call for the branch says once the verb changing it let go of
+            // the fleet lock (a drop removes the checkout, then the branch); git runs
+            // where it always can.
+            await fleetLockReleased(commonDir, SETTLE_MS);
+            const fresh = (await readFleet(stableRepo(repo), stableReading)).survey;
+            const now = await resolveAwaitTarget(
+              fresh,
+              repo.mainPath,
+              target.branch,
+              condition,
+              await history(),
+            );
+            if (condition === "green" && now.worktree === null && !now.gone) {
+              refuseGreenWithoutCheckout(fresh, now);
+            }
+            return now;
+          },
+  });
+  const first = await probe.observe();
+  if (!first.met && condition === "green" && target !== null) {
+    // Nothing of its own to prove, or no checkout to hold a receipt: it can never turn green.
+    if (probe.memory().pinned.length === 0) refuseGreenWithoutWork(survey, target, first.tip);
+    if (probe.currentTarget()?.worktree == null) refuseGreenWithoutCheckout(survey, target);
   }
 
   const caller = survey.worktrees.find((w) => w.isCurrent);
@@ -100,50 +181,115 @@ export async function runAwait(
     path: caller?.entry.path ?? repo.location.toplevel,
   });
 
-  const dataOf = (observation: Observation, ending: Ending): AwaitData => ({
+  const dataOf = (observation: Observation, ending: Ending, resume: string | null): AwaitData => ({
     met: ending === "met",
-    condition: request.condition,
+    condition,
     branch: target?.branch ?? trunk.name,
     path: target?.worktree?.entry.path ?? null,
     tip: observation.tip,
     trunk: trunk.name,
     trunk_tip: observation.trunkTip,
-    trunk_tip_at_start: trunk.tip,
+    trunk_tip_at_start: memory.trunkTipAtStart,
     met_by: ending === "met" ? observation.metBy : null,
+    landed_commit: ending === "met" ? observation.landedCommit : null,
+    landing: ending === "met" ? observation.landing : null,
+    pinned: probe.memory().pinned,
     timeout_s: request.timeoutS,
     waited_ms: Math.round(performance.now() - startedAt),
     interrupted: ending === "interrupted",
+    resume,
+    resumed: resumed !== null,
   });
 
   const { observation, ending } = await waitFor(probe, {
     timeoutMs: request.timeoutS * 1000,
     folders: probe.folders(),
     signal: run.signal,
-    onWaiting: (first) => run.onWaiting?.(dataOf(first, "timeout")),
+    onWaiting: (seen) => run.onWaiting?.(dataOf(seen, "timeout", null)),
     onEvaluationError: run.onEvaluationError,
+    // A refusal from the target's fresh resolution is the answer, not a glitch to retry.
+    isFinal: (error) => error instanceof UserError,
   });
-  const data = dataOf(observation, ending);
+
+  const hints: string[] = [];
+  let resume: string | null = null;
+  if (ending === "met") {
+    if (resumed !== null)
+      await forgetContinuation(commonDir, resumed.handle).catch(() => undefined);
+  } else {
+    const continuation: Continuation = {
+      handle: resumed?.handle ?? newHandle(),
+      condition,
+      argument,
+      branch: target?.branch ?? null,
+      trunk: trunk.name,
+      memory: probe.memory(),
+    };
+    try {
+      await saveContinuation(commonDir, continuation, ctx.now());
+      resume = continuation.handle;
+    } catch (error) {
+      hints.push(`no resume handle: it could not be written (${(error as Error).message})`);
+    }
+  }
+  const data = dataOf(observation, ending, resume);
   const exitCode =
     ending === "met" ? undefined : ending === "interrupted" ? EXIT_INTERRUPTED : EXIT_NOT_MET;
   return {
     ok: true,
     verb: "await",
     data,
-    hints: hintsFor(data),
+    hints: [...hintsFor(data), ...hints],
     ...(exitCode === undefined ? {} : { exitCode }),
+    ...(ending === "interrupted" ? { interrupted: true } : {}),
   };
 }
 
+/** How long a wait whose target changed waits for the verb changing it to finish. */
+const SETTLE_MS = 2000;
+
+/** A survey-only reading (no status, activity or receipts). */
+const stableReading = { readStatusOf: () => false, classify: false } as const;
+
+/** The repository with git run in its common dir: the caller's checkout may be gone. */
+function stableRepo(repo: Repository): Repository {
+  return { ...repo, location: { ...repo.location, cwd: repo.location.commonDir } };
+}
+
+/**
+ * A resumed wait follows the branch it followed: resolved as a fresh call
+ * would, unless the branch is gone — then the pins it carries answer first,
+ * and the probe asks the fresh resolution only if they do not.
+ */
+async function resumedTarget(
+  survey: FleetSurvey,
+  repo: Repository,
+  branch: string,
+  condition: Exclude<AwaitCondition, "trunk-moved">,
+  history: TargetHistory,
+): Promise<AwaitTarget> {
+  const heldByDetached = survey.worktrees.some(
+    (w) => w.entry.detached && w.marker?.branch === branch,
+  );
+  if (survey.branches.has(branch) || heldByDetached) {
+    return resolveAwaitTarget(survey, repo.mainPath, branch, condition, history);
+  }
+  return { branch, tip: null, worktree: null, gone: false };
+}
+
 function hintsFor(data: AwaitData): string[] {
-  if (data.interrupted) return [];
   if (!data.met) {
+    const again =
+      data.resume === null ? null : shellCommand(["berth", "await", "--resume", data.resume]);
+    if (data.interrupted) return again === null ? [] : [`${again} continues this wait`];
+    const how = again === null ? "run berth await again" : `${again} continues the same wait`;
     return [
       data.timeout_s === 0
-        ? "checked once (--timeout 0); give a timeout in seconds to wait"
-        : `not met within ${data.timeout_s}s; run berth await again to keep waiting`,
+        ? `checked once (--timeout 0); ${how} (give --timeout in seconds to wait)`
+        : `not met within ${data.timeout_s}s; ${how}`,
     ];
   }
-  if (data.condition === "green" && data.tip !== null) {
+  if (data.condition === "green" && data.met_by === "receipt" && data.tip !== null) {
     return [
       `build on it: berth start --from ${data.tip} (a new stage), or berth update --from ${data.tip} (merge it into this berth)`,
     ];

@@ -6,8 +6,9 @@ import { type WatchedFolder, watchFolders } from "../../io/watch.js";
  * what the condition is; it asks a probe. In order: evaluate at once; then
  * sleep until a wake-up (a debounced file event in the watched folders, the
  * poll backstop, the deadline, an interrupt) and evaluate again, until the
- * condition holds, the deadline passes or the signal aborts. Wake-ups that
- * arrive during an evaluation coalesce into one more evaluation.
+ * condition holds, the deadline passes, the signal aborts or an evaluation
+ * fails in a way the caller calls final (thrown). Wake-ups that arrive
+ * during an evaluation coalesce into one more evaluation.
  */
 
 /** The backstop: file events are fast but not guaranteed. */
@@ -32,6 +33,8 @@ export interface WaitOptions<O> {
   /** Called once when the wait starts sleeping (not when the first evaluation answers). */
   onWaiting: (first: O) => void;
   onEvaluationError: ((error: unknown) => void) | undefined;
+  /** A failure that ends the wait (it is thrown) instead of being retried: an answer, not a glitch. */
+  isFinal?: ((error: unknown) => boolean) | undefined;
 }
 
 export async function waitFor<O extends { met: boolean }>(
@@ -61,6 +64,7 @@ export async function waitFor<O extends { met: boolean }>(
       try {
         observation = await probe.observe();
       } catch (error) {
+        if (options.isFinal?.(error)) throw error;
         options.onEvaluationError?.(error);
       }
       if (observation.met) return { observation, ending: "met" };

@@ -127,6 +127,11 @@ export function attentionReasons(row: StatusRow, trunk: string | null, now: Date
     case "broken":
       reasons.push("detached, or not on the branch berth made for it");
       break;
+    case "detached":
+      reasons.push(
+        "its HEAD is detached: git switch <its branch> puts it back on its berth branch",
+      );
+      break;
     case "landed":
       reasons.push("landed: berth worktree prune clears it");
       break;

@@ -105,14 +105,16 @@ function idleVerdict(activity: WorktreeActivity | undefined, now: Date): string 
 
 /**
  * The nearest branch holding a checkout whose tip strictly contains `branch`'s
- * tip, or null. await's refusal pointer: a branch with no checkout can never
- * turn green, but the stage that carries its commits can.
+ * tip (or `tip`, for a branch that is gone: a dropped berth's last tip), or
+ * null. await's refusal pointer: a branch with no checkout can never turn
+ * green, but the stage that carries its commits can. A given tip must be in
+ * the survey's commit graph (reachable from a branch, not from the trunk).
  */
 export function nearestLiveContainer(
   survey: FleetSurvey,
   branch: string,
+  tip: string | undefined = survey.branches.get(branch),
 ): ContainmentEvidence | null {
-  const tip = survey.branches.get(branch);
   return tip === undefined ? null : new ContainerFinder(survey).nearest(branch, tip, true);
 }
 

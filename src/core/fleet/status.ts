@@ -7,6 +7,7 @@ import {
 import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { portFor } from "../berth/identity.js";
+import { type RecentLanding, readRecentLandings } from "../landing/landings.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
@@ -21,6 +22,7 @@ export type WorktreeState =
   | "active"
   | "landed"
   | "contained"
+  | "detached"
   | "broken"
   | "unreadable"
   | "prunable"
@@ -65,6 +67,8 @@ export interface StatusData {
   worktrees: StatusRow[];
   /** Branches under the prefix with no checkout and unlanded commits (kept refs). */
   refs: KeptRef[];
+  /** Landings of the last 24 hours per the landing log, newest first. */
+  landings: RecentLanding[];
 }
 
 export interface StatusOptions {
@@ -83,12 +87,15 @@ export async function readStatus(
   // The main checkout and a bare repository's own folder (no checkout) see the fleet.
   const inMain = repo.location.toplevel === repo.mainPath || repo.location.toplevel === null;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
+  // A file read beside the survey's git processes; it costs the survey nothing.
+  const landingsRead = readRecentLandings(repo.location.commonDir, ctx.now());
   const { survey, inScope, receipts, activity, containment } = await readFleet(repo, {
     now: () => ctx.now(),
     ...(scope === "fleet" ? {} : { readStatusOf: (w) => w.isCurrent }),
     inScope: (w) => scope === "fleet" || w.isCurrent,
     receipts: true,
   });
+  const landings = await landingsRead;
   const rows = inScope.map((w) => {
     const verdict = containment.worktrees.get(w.entry.path);
     const evidence = verdict?.contained ? verdict.evidence : null;
@@ -114,6 +121,7 @@ export async function readStatus(
       scope,
       worktrees: rows,
       refs: scope === "fleet" ? containment.refs.filter((r) => !rebasing.has(r.branch)) : [],
+      landings,
     },
     hints,
   };
@@ -210,16 +218,18 @@ export function classifyState(
   if (w.entry.prunable) return "prunable";
   if (w.readable === false) return "unreadable";
   if (w.entry.locked) return "locked";
+  // Its ready marker still names its branch: await and accept find it by id and path.
+  if (w.marker !== null && w.entry.detached) return "detached";
   if (w.landed) return "landed";
   if (contained) return "contained";
   if (isBroken(w, survey)) return "broken";
   return "active";
 }
 
-/** A berth whose checkout no longer matches what berth made: detached, or on another branch. */
+/** A berth whose checkout no longer matches what berth made: on another branch, or an unborn one. */
 function isBroken(w: WorktreeFacts, survey: FleetSurvey): boolean {
   if (w.marker === null) return false;
-  if (w.entry.detached || w.entry.branch === null) return true;
+  if (w.entry.branch === null) return true;
   return w.entry.branch !== w.marker.branch || !survey.branches.has(w.entry.branch);
 }
 

@@ -14,6 +14,7 @@ import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { refusal, updateThenAccept } from "./accept-subject.js";
 import { applyGate, planGate } from "./gate.js";
 import { gateData, gateError } from "./gate-report.js";
+import { recordLanding, recordUnfinishedLanding } from "./landings.js";
 import {
   finishFollow,
   followAndRecord,
@@ -25,8 +26,10 @@ import {
 /**
  * Applying an accept plan. The part under the fleet lock comes first:
  *   1. `landUnderLock`: re-check everything the plan assumed, write the
- *      landing record, compare-and-swap the trunk, bring the main checkout
- *      along (land mode; finish mode only finishes the follow);
+ *      unfinished-landing record, compare-and-swap the trunk, record the
+ *      landing in the landing log and as a note (./landings.ts), bring the
+ *      main checkout along (land mode; finish mode records the landing if
+ *      the run that moved the trunk could not, and finishes the follow);
  *   2. `tearDownAndDelete`: the shared teardown, then the branch by
  *      compare-and-swap on the landed tip, branching on its fate;
  * then `applyAccept`, which validates before taking the lock (an honored
@@ -42,6 +45,7 @@ async function landUnderLock(
   ctx: Context,
   plan: AcceptPlan,
   steps: StepOutcome[],
+  hints: string[],
 ): Promise<string | null> {
   const { repo, data } = plan;
   const main = repo.mainPath;
@@ -174,8 +178,26 @@ async function landUnderLock(
     outcome: "done",
     reason: `${shortOid(old)} -> ${shortOid(commit)}`,
   });
-  if (!holders.mainFollows) return null;
-  return followAndRecord(main, old, commit, data, steps);
+  const landedAt = ctx.now().toISOString();
+  try {
+    return holders.mainFollows ? await followAndRecord(main, old, commit, data, steps) : null;
+  } finally {
+    // History, once per landing, after the main checkout's files caught up: it can never fail the landing.
+    hints.push(
+      ...(await recordLanding(repo.location.commonDir, main, {
+        version: 1,
+        id: data.id,
+        branch: data.branch,
+        tip: commit,
+        trunk: data.trunk.name,
+        old_trunk: old,
+        new_trunk: commit,
+        proved_by: data.validated.by === "gate" ? "gate" : "receipt",
+        stages: data.stages.map((s) => ({ branch: s.branch, tip: s.tip })),
+        at: landedAt,
+      })),
+    );
+  }
 }
 
 /** The shared teardown, then the branch by compare-and-swap on the landed tip. */
@@ -266,11 +288,22 @@ export async function applyAccept(
     const found: string[] = [];
     try {
       if (plan.mode === "land") {
-        const followFailure = await landUnderLock(ctx, plan, steps);
+        const followFailure = await landUnderLock(ctx, plan, steps, hints);
         if (followFailure !== null) found.push(followFailure);
-      } else if (plan.followPending) {
-        const followFailure = await finishFollow(plan, steps);
-        if (followFailure !== null) found.push(followFailure);
+      } else {
+        // The run that moved the trunk may have stopped before it recorded the landing.
+        if (plan.record !== null)
+          hints.push(
+            ...(await recordUnfinishedLanding(
+              plan.repo.location.commonDir,
+              plan.repo.mainPath,
+              plan.record,
+            )),
+          );
+        if (plan.followPending) {
+          const followFailure = await finishFollow(plan, steps);
+          if (followFailure !== null) found.push(followFailure);
+        }
       }
       const teardownFailure = await tearDownAndDelete(ctx, plan, steps);
       if (teardownFailure !== null) found.push(teardownFailure);
@@ -357,6 +390,7 @@ async function validate(
     plan: { steps: plan.steps },
     steps,
     hints: [],
+    ...(applied.interrupted ? { interrupted: true } : {}),
     error: {
       code: error.code,
       message: `${error.message} Nothing landed: ${data.trunk.name}, the berth and its branch are unchanged.`,

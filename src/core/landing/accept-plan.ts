@@ -26,6 +26,7 @@ import {
   acceptableWorktree,
   refusal,
   resolveSubject,
+  subjectBranch,
   updateThenAccept,
 } from "./accept-subject.js";
 
@@ -65,6 +66,8 @@ export async function planAccept(ctx: Context, options: AcceptOptions): Promise<
   );
   const records = await readLandingRecords(repo.location.commonDir);
   const subject = resolveSubject(survey, repo, options.target, records);
+  // Before any refusal: the logbook names the berth this accept was about.
+  ctx.journal.aim?.(subjectBranch(subject));
   const context: PlanContext = { repo, survey, trunk, records };
   switch (subject.kind) {
     case "worktree":

@@ -182,3 +182,15 @@ export function updateThenAccept(path: string, id: string): CommandLine {
     shellCommand(["berth", "accept", id]),
   );
 }
+
+/** The branch an accept subject is about, for the logbook. */
+export function subjectBranch(subject: ReturnType<typeof resolveSubject>): string | null {
+  switch (subject.kind) {
+    case "worktree":
+      return subject.worktree.entry.branch ?? subject.worktree.marker?.branch ?? null;
+    case "branch":
+      return subject.branch;
+    case "record":
+      return subject.record.branch;
+  }
+}

@@ -138,10 +138,11 @@ export async function runGate(
   const applied = await applyGate(ctx, repo, plan, options);
   const data = gateData(plan, applied.runs, applied);
   const error = gateError(plan, applied, data.failures);
-  return appliedResult("gate", data, planSteps, gateSteps(applied), {
+  const result = appliedResult("gate", data, planSteps, gateSteps(applied), {
     hints,
     error: error ?? undefined,
   });
+  return applied.interrupted ? { ...result, interrupted: true } : result;
 }
 
 /** Reads only. Refuses an operation in progress, a detached or unborn HEAD, a dirty tree, and a branch behind the trunk. */

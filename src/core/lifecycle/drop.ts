@@ -97,6 +97,8 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   const repo = await openRepository(ctx);
   const survey = await surveyFleet(repo, { readStatusOf: () => false });
   const worktree = resolveTarget(survey, repo.location.cwd, options.target, "worktree drop");
+  // Before any refusal: the logbook names the berth this drop was about.
+  ctx.journal.aim?.(worktree.entry.branch ?? worktree.marker?.branch ?? null);
   const { entry } = worktree;
   const name = worktree.marker?.id ?? entry.path;
 

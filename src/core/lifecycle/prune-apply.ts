@@ -63,7 +63,11 @@ export async function applyPrune(
 ): Promise<VerbResult<PruneData>> {
   const { repo } = plan;
   const current = plan.survey.worktrees.find((w) => w.isCurrent);
-  ctx.journal.begin({ branch: current?.entry.branch ?? null, path: current?.entry.path ?? null });
+  ctx.journal.begin({
+    branch: current?.entry.branch ?? null,
+    path: current?.entry.path ?? null,
+    target: null, // The fleet, not one berth.
+  });
   const data: PruneData = {
     sections: plan.sections,
     contained_included: options.contained,

@@ -33,6 +33,24 @@ export async function writeRecoveryRef(
   return ref;
 }
 
+/** The newest recovery ref written for berth `id`, or null (names end in `-<id>`, sort by time). */
+export async function findRecoveryRef(
+  cwd: string,
+  id: string,
+): Promise<{ ref: string; oid: string } | null> {
+  const refs = await listRefs(cwd, [RECOVERY_PREFIX.replace(/\/$/, "")]);
+  // The stamp has no "-": what follows the first one is the id.
+  const idOf = (ref: string) => {
+    const name = ref.slice(RECOVERY_PREFIX.length);
+    return name.slice(name.indexOf("-") + 1);
+  };
+  const mine = refs
+    .filter((r) => r.ref.startsWith(RECOVERY_PREFIX) && idOf(r.ref) === id)
+    .sort((a, b) => (a.ref < b.ref ? 1 : -1));
+  const newest = mine[0];
+  return newest === undefined ? null : { ref: newest.ref, oid: newest.oid };
+}
+
 /** Which refs fall outside the newest `keep` (names sort by time). Pure. */
 export function recoveryRefsBeyond(
   refs: readonly { ref: string; oid: string }[],

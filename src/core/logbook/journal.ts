@@ -15,10 +15,10 @@ import {
   appendLogbookEvent,
   type BeginEvent,
   LOGBOOK_SCHEMA,
-  type LogbookOutcome,
   logbookDir,
+  type WrittenOutcome,
 } from "../../io/logbook.js";
-import type { VerbResult } from "../../result.js";
+import { EXIT_INTERRUPTED, EXIT_NOT_MET, type VerbResult } from "../../result.js";
 import { openRepository } from "../repo/repository.js";
 
 /**
@@ -51,27 +51,37 @@ const REFUSAL_CODES: ReadonlySet<ErrorCode> = new Set([
 ]);
 
 /**
- * The outcome a finish event records (docs/decisions/0006-logbook.md):
- * - `ok`: the result is ok.
- * - `partial`: code `partial` or `teardown_failed`, or a refusal that says it
- *   got part-way (`nothingChanged: false`): something changed, not all.
- * - `failed`: the verb did its work and the work failed (`gate_failed`), an
- *   unexpected error (`internal`), or a non-ok result with no refusal code.
+ * The outcome a finish event records (docs/decisions/0006, 0019), in order:
+ * - `timeout`: an await not met within its timeout (exit 124);
+ * - `interrupted`: stopped by a signal or the desk's interrupt before it
+ *   finished (the result says so, or exit 130);
+ * - `ok`: the result is ok;
+ * - `failed`: the verb did its work and the work failed (`gate_failed`), got
+ *   part-way (`partial`, `teardown_failed`, or a refusal that says something
+ *   changed: `nothingChanged: false`; `error_code` keeps which), an
+ *   unexpected error (`internal`), or a non-ok result with no code;
  * - `refused`: the verb declined and changed nothing (every other code).
  */
-export function logbookOutcome(result: VerbResult, thrown?: unknown): LogbookOutcome {
+export function logbookOutcome(result: VerbResult, thrown?: unknown): WrittenOutcome {
+  if (result.exitCode === EXIT_NOT_MET) return "timeout";
+  if (result.interrupted === true || result.exitCode === EXIT_INTERRUPTED) return "interrupted";
   if (result.ok) return "ok";
   const code = result.error?.code;
-  if (code === "partial" || code === "teardown_failed") return "partial";
-  if (code === undefined || code === "internal" || code === "gate_failed") return "failed";
-  if (thrown instanceof UserError && !thrown.nothingChanged) return "partial";
-  return REFUSAL_CODES.has(code) ? "refused" : "failed";
+  if (code === undefined || !REFUSAL_CODES.has(code)) return "failed";
+  if (thrown instanceof UserError && !thrown.nothingChanged) return "failed";
+  return "refused";
 }
 
 export interface JournalOptions {
   /** For tests: who this process claims to be. */
   pid?: number;
   host?: string;
+  /**
+   * The berth argument as typed (`accept X`, `await --green X`): the event's
+   * target until the verb resolves it (`aim`). null: the verb is about no
+   * berth (prune, `await --trunk-moved`); undefined: the subject's branch.
+   */
+  argument?: string | null | undefined;
 }
 
 export function createJournal(
@@ -89,6 +99,15 @@ export function createJournal(
   let begunAt: Date | null = null;
   let beginWritten = false;
   let warned = false;
+  let aimed: { target: string | null } | null = null;
+
+  /** begin's own target, else what `aim` named, else the argument, else the subject's branch. */
+  const targetOf = (about: JournalSubject): string | null => {
+    if (about.target !== undefined) return about.target;
+    if (aimed !== null) return aimed.target;
+    if (options.argument !== undefined) return options.argument;
+    return about.branch;
+  };
 
   const eventBase = (at: Date, about: JournalSubject) => ({
     schema: LOGBOOK_SCHEMA,
@@ -97,6 +116,7 @@ export function createJournal(
     verb,
     branch: about.branch,
     path: about.path,
+    target: targetOf(about),
     pid,
     host,
   });
@@ -127,9 +147,16 @@ export function createJournal(
 
   return {
     invocation,
+    aim(target) {
+      aimed = { target };
+    },
     begin(about) {
       if (subject !== null) return;
-      subject = { branch: about.branch, path: about.path };
+      subject = {
+        branch: about.branch,
+        path: about.path,
+        ...(about.target === undefined ? {} : { target: about.target }),
+      };
       begunAt = ctx.now();
       if (place !== null) writeBegin(place, subject, begunAt);
     },

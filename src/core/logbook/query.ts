@@ -15,7 +15,7 @@ import { parseSince } from "./since.js";
  */
 
 export interface LogbookFilter {
-  /** A branch name, or an id under the branch prefix. */
+  /** A branch name, or an id under the branch prefix: the event's subject or its target. */
   branch?: string | undefined;
   verb?: string | undefined;
   /** An ISO time or an age ("2h"); checked by the argument parser. */
@@ -53,14 +53,27 @@ async function prepare(ctx: Context, filter: LogbookFilter): Promise<Query> {
     );
   }
   const sinceMs = since?.getTime() ?? null;
-  const branches =
-    filter.branch === undefined ? null : new Set([filter.branch, `${prefix}${filter.branch}`]);
+  const wanted = filter.branch;
+  const branches = wanted === undefined ? null : new Set([wanted, `${prefix}${wanted}`]);
+  // A target the verb never resolved is its argument as typed: maybe the id without the prefix.
+  const targets =
+    wanted === undefined
+      ? new Set<string>()
+      : new Set([
+          wanted,
+          `${prefix}${wanted}`,
+          ...(wanted.startsWith(prefix) ? [wanted.slice(prefix.length)] : []),
+        ]);
+  const about = (event: LogbookEvent) =>
+    branches === null ||
+    (event.branch !== null && branches.has(event.branch)) ||
+    (event.target !== null && targets.has(event.target));
   return {
     dir: logbookDir(repo.location.commonDir),
     enabled: repo.config.logbook.enabled,
     fromMonth: since === null ? undefined : since.toISOString().slice(0, 7),
     matches: (event) =>
-      (branches === null || (event.branch !== null && branches.has(event.branch))) &&
+      about(event) &&
       (filter.verb === undefined || event.verb === filter.verb) &&
       (sinceMs === null || Date.parse(event.at) >= sinceMs),
   };

@@ -53,9 +53,17 @@ export const localProcessProbe: ProcessProbe = {
   },
 };
 
+/** `running` for a begin whose process is gone on this host: `interrupted <verb>`. */
+export const INTERRUPTED_PREFIX = "interrupted ";
+
 /** What the logbook says about one worktree. */
 export interface LogbookFacts {
-  /** The verb in flight (the newest, if several), or null. */
+  /**
+   * The verb in flight (the newest, if several), or null. A begin with no
+   * finish whose process is gone on this host (SIGKILL, a closed terminal)
+   * reads `interrupted <verb>`: it stopped, but it is still within its
+   * horizon, so it still withholds containment (spec section 6, clause 4).
+   */
   running: string | null;
   lastAction: LastAction | null;
   /** The newest event of any kind about it. */
@@ -77,7 +85,9 @@ export interface LogbookDigest {
  * Pairs begins with finishes by invocation id. An unmatched begin is in
  * flight when it is younger than its verb's horizon — the larger of one hour
  * and 10x that verb's median duration in the log — or when its pid is still
- * alive on this host (so a three-hour gate stays in flight). An event is
+ * alive on this host (so a three-hour gate stays in flight). One younger than
+ * its horizon whose pid is gone on this host is shown as interrupted, and
+ * still counts as in flight: the logbook only ever narrows an offer. An event is
  * about a worktree when its path is the worktree's, or, lacking a path, its
  * branch is the worktree's branch.
  */
@@ -144,12 +154,18 @@ export function digestLogbook(
       const last = pick(byItsPath?.finish, byItsBranch?.finish);
       const newest = pick(byItsPath?.event, byItsBranch?.event);
       return {
-        running: running?.verb ?? null,
+        running: running === null ? null : runningLabel(running, probe),
         lastAction: last ? { verb: last.verb, outcome: last.outcome, at: last.at } : null,
         lastEventAt: newest ? new Date(newest.at) : null,
       };
     },
   };
+}
+
+/** The verb, or `interrupted <verb>` when its process is known to be gone (only on this host). */
+function runningLabel(begin: BeginEvent, probe: ProcessProbe): string {
+  const gone = begin.host === probe.host && !probe.isAlive(begin.pid);
+  return gone ? `${INTERRUPTED_PREFIX}${begin.verb}` : begin.verb;
 }
 
 interface Newest {

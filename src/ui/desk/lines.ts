@@ -3,7 +3,7 @@ import type { DeskBerthItem, DeskItem, DeskModel, DeskRefItem } from "../../core
 import type { StatusRow } from "../../core/fleet/status.js";
 import { NO_CHECKS_LABEL } from "../../core/landing/gate.js";
 import { shortOid } from "../../text.js";
-import { ageLabel } from "../status-view.js";
+import { ageLabel, runningLabel } from "../status-view.js";
 
 /**
  * The desk's text, line by line: pure functions from the model (and the
@@ -72,7 +72,7 @@ function berthCells(item: DeskBerthItem, now: Date): string[] {
 function remark(item: DeskBerthItem): string {
   const { row } = item;
   const parts: string[] = [];
-  if (row.running !== null) parts.push(`running ${row.running}`);
+  if (row.running !== null) parts.push(runningLabel(row.running));
   if (item.group === "contained" && row.contained !== null) {
     parts.push(`contained in ${row.contained.container} (+${row.contained.container_ahead})`);
   }
@@ -153,7 +153,7 @@ export function detailLines(
       ? ` (last: ${row.last_action.verb} ${row.last_action.outcome})`
       : "";
     lines.push(
-      `  activity ${row.running ? `running ${row.running}` : activityLabel(row, now)}${action}; port ${row.port ?? "-"}`,
+      `  activity ${row.running ? runningLabel(row.running) : activityLabel(row, now)}${action}; port ${row.port ?? "-"}`,
     );
     lines.push(`  receipt  ${receiptDetail(row, detail)}`);
     lines.push(`  contain  ${containmentDetail(row)}`);

@@ -32,6 +32,7 @@ export interface StepCheck {
 }
 
 const RECOVERY = "refs/berth/recovery/";
+const LANDING_NOTES = "refs/notes/berth-landings";
 /** Codes after which something may have changed (the verb says how far it got). */
 const CHANGING_CODES = new Set(["partial", "teardown_failed"]);
 
@@ -134,7 +135,10 @@ export function checkStep(
   }
   for (const [ref, oid] of before.refs) {
     if (ref.startsWith("refs/heads/") || ref.startsWith(RECOVERY)) continue;
-    if (after.refs.get(ref) !== oid) v.push(`[refs] ${op.kind} changed or deleted ${ref}`);
+    const now = after.refs.get(ref);
+    // A landing appends its note (docs/decisions/0019): accept may move the notes ref, never delete it.
+    if (ref === LANDING_NOTES && op.kind === "accept" && now !== undefined) continue;
+    if (now !== oid) v.push(`[refs] ${op.kind} changed or deleted ${ref}`);
   }
 
   // Invariant 5: a checkout whose resources are still recorded is never removed.

@@ -1,0 +1,47 @@
+import { GitError } from "../errors.js";
+import { runGit } from "./run.js";
+
+/**
+ * Git notes: text attached to a commit under `refs/notes/<ref>`, which
+ * travels with a push of that ref. A note is a commit on the notes ref, so
+ * git needs an author and committer identity to write one.
+ */
+
+/** What became of an append: written, or why not (outcomes are types, not stderr). */
+export type NoteFate =
+  | { fate: "written" }
+  | { fate: "no_identity"; message: string }
+  | { fate: "failed"; message: string };
+
+/** git's own words when it has no usable identity (LC_ALL=C, set by the runner). */
+const NO_IDENTITY =
+  /Please tell me who you are|unable to auto-detect email address|no email was given|empty ident name/;
+
+/**
+ * Appends `text` (a paragraph of its own) to the note on `commit` under
+ * `refs/notes/<ref>`, creating the note when there is none. Never throws for
+ * git's refusals: the caller decides what a missing note means.
+ */
+export async function appendNote(
+  cwd: string,
+  ref: string,
+  commit: string,
+  text: string,
+): Promise<NoteFate> {
+  try {
+    await runGit(["notes", `--ref=${ref}`, "append", "-F", "-", commit], { cwd, input: text });
+    return { fate: "written" };
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    const message = error.stderr.trim().split("\n").slice(-1)[0] ?? error.message;
+    return NO_IDENTITY.test(error.stderr)
+      ? { fate: "no_identity", message }
+      : { fate: "failed", message };
+  }
+}
+
+/** The note on `commit` under `refs/notes/<ref>`, or null when it has none. */
+export async function readNote(cwd: string, ref: string, commit: string): Promise<string | null> {
+  const result = await runGit(["notes", `--ref=${ref}`, "show", commit], { cwd, okCodes: [1] });
+  return result.exitCode === 0 ? result.stdout : null;
+}
