@@ -1,8 +1,9 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { commonDirOf, worktreePaths } from "./helpers/fleet.js";
+import { appendEvents, beginEvent } from "./helpers/logbook.js";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -71,6 +72,52 @@ describe("removal plans name the ignored files that go (item 7)", () => {
     expect(text.stdout).toContain(
       "2 ignored file(s), 5.2 KiB (largest: build 4.9 KiB, debug.log 300 bytes)",
     );
+  });
+});
+
+describe("a verb in flight holds a berth (item 8)", () => {
+  async function inFlight(f: ReturnType<typeof setUp>, b: Berth, verb: string): Promise<void> {
+    // A live process on this host, recorded as running `verb` in the berth.
+    sleeper = spawn("sleep", ["60"], { stdio: "ignore" });
+    appendEvents(f.repo.path, [
+      beginEvent({
+        at: new Date().toISOString(),
+        verb,
+        branch: b.branch,
+        path: b.path,
+        pid: sleeper.pid as number,
+      }),
+    ]);
+  }
+
+  it("prune --yes skips a landed berth a verb is running in, and says why", async () => {
+    const f = setUp("[logbook]\nenabled = true\n");
+    const b = await f.start("awaiting");
+    landByHand(f.repo, b, "awaiting.txt");
+    await inFlight(f, b, "await");
+
+    const prune = await f.berth(["worktree", "prune", "--yes", "--json"]);
+    expect(prune.code).toBe(0);
+    expect(worktreePaths(f.repo)).toContain(b.path);
+    expect(prune.json.data.sections.landed).toEqual([]);
+    expect(prune.json.hints.join("\n")).toContain(
+      `${b.id} has landed but is kept: a verb is in flight there (running await)`,
+    );
+  });
+
+  it("drop refuses a berth mid-gate without --force, naming the verb; --force drops it", async () => {
+    const f = setUp("[logbook]\nenabled = true\n");
+    const b = await f.start("gating");
+    await inFlight(f, b, "gate");
+
+    const refused = await f.berth(["worktree", "drop", b.id, "--yes", "--json"]);
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.message).toContain("a verb is in flight there (running gate)");
+    expect(worktreePaths(f.repo)).toContain(b.path);
+
+    const forced = await f.berth(["worktree", "drop", b.id, "--force", "--yes", "--json"]);
+    expect(forced.code).toBe(0);
+    expect(worktreePaths(f.repo)).not.toContain(b.path);
   });
 });
 

@@ -8,6 +8,7 @@ import { type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
 import { withFleetLock } from "../../io/lock.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
 import { shellCommand, shortOid } from "../../text.js";
+import { readFleetActivity } from "../fleet/activity.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
@@ -22,6 +23,7 @@ import {
 } from "./branch-deletion.js";
 import { pruneRecoveryRefs, RECOVERY_PREFIX, writeRecoveryRef } from "./recovery-refs.js";
 import {
+  describeVerbInFlight,
   goesWithIt,
   ignoredFilesOf,
   lockedRefusal,
@@ -57,6 +59,7 @@ export type ForceReason =
       /** Other local branches that hold the tip too (its commits survive there). */
       also_on: string[];
     }
+  | { kind: "in_flight"; detail: string }
   | { kind: "unknown"; detail: string };
 
 export interface DropData {
@@ -107,7 +110,13 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   const target = teardownTargetOf(worktree);
   if (target === null) throw unownedRefusal("worktree drop", entry.path);
 
-  const reasons = await forceReasons(repo, survey, worktree);
+  const [reasons, activity] = await Promise.all([
+    forceReasons(repo, survey, worktree),
+    readFleetActivity(repo, [worktree], ctx.now()),
+  ]);
+  // A verb working in the berth (the logbook only ever narrows): dropping needs --force.
+  const inFlight = describeVerbInFlight(activity.worktrees.get(entry.path));
+  if (inFlight !== null) reasons.unshift({ kind: "in_flight", detail: inFlight });
   const trunk = survey.trunk.name;
   const forced = reasons.length > 0;
   const branchReading: BranchReading = {
@@ -231,6 +240,8 @@ async function forceReasons(
 
 export function describeReason(reason: ForceReason): string {
   switch (reason.kind) {
+    case "in_flight":
+      return reason.detail;
     case "uncommitted": {
       const more =
         reason.count > reason.files.length

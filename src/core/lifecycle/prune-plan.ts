@@ -4,6 +4,7 @@ import { addDiskUsage, type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage
 import { type LedgerEntry, readWholeLedger } from "../../io/ledger.js";
 import type { PlanStep } from "../../result.js";
 import { shortOid } from "../../text.js";
+import type { WorktreeActivity } from "../fleet/activity.js";
 import type { ContainmentEvidence } from "../fleet/containment.js";
 import { readFleet } from "../fleet/reading.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
@@ -14,7 +15,7 @@ import {
   checkedOutElsewhere,
   madeByBerth,
 } from "./branch-deletion.js";
-import { ignoredFilesOf } from "./removal-facts.js";
+import { describeVerbInFlight, ignoredFilesOf } from "./removal-facts.js";
 
 /**
  * The prune plan (spec section 5, `worktree prune`), built from reads only.
@@ -159,7 +160,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
       continue;
     }
     if (w.landed && owned && w.entry.head !== null) {
-      const why = landedWithheld(w);
+      const why = landedWithheld(w, activity.worktrees.get(w.entry.path));
       if (why !== null) {
         hints.push(`${w.marker?.id} has landed but is kept: ${why}`);
         continue;
@@ -215,9 +216,11 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
  * Why a landed berth is not removed, or null. Prune never discards uncommitted
  * work, nor a berth a verb is working in (the logbook only narrows).
  */
-function landedWithheld(w: WorktreeFacts): string | null {
+function landedWithheld(w: WorktreeFacts, activity: WorktreeActivity | undefined): string | null {
   if (w.entry.locked) return "locked";
   if (w.isCurrent) return "you are inside it";
+  const inFlight = describeVerbInFlight(activity);
+  if (inFlight !== null) return inFlight;
   if (w.readable !== true || w.status === null) return "its state could not be read";
   if (w.status.changedFiles > 0) return `${w.status.changedFiles} uncommitted or untracked file(s)`;
   return null;

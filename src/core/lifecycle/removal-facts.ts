@@ -127,6 +127,19 @@ export function changedSincePlan(why?: string): string {
   return why.startsWith(CHANGED_SINCE_PLAN) ? why : `${CHANGED_SINCE_PLAN}: ${why}`;
 }
 
+/**
+ * Why a berth with a verb in flight is not removed, or null (spec 7 and the
+ * ADR: the logbook only ever makes removal more conservative). An interrupted
+ * verb (its process gone from this host) holds nothing.
+ */
+export function describeVerbInFlight(
+  activity: { running: string | null } | undefined,
+): string | null {
+  const running = activity?.running ?? null;
+  if (running === null || running.startsWith("interrupted")) return null;
+  return `a verb is in flight there (running ${running})`;
+}
+
 /** Ignored files and bytes in a checkout: they go with it (spec 7). Unreadable counts as none. */
 export async function ignoredFilesOf(path: string): Promise<DiskUsage> {
   return measurePaths(path, await listIgnoredPaths(path).catch(() => []));
