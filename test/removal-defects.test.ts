@@ -105,6 +105,30 @@ describe("a verb in flight holds a berth (item 8)", () => {
     );
   });
 
+  it("a begin whose process is gone from this host (a killed verb) holds nothing", async () => {
+    const f = setUp("[logbook]\nenabled = true\n");
+    const b = await f.start("killed");
+    landByHand(f.repo, b, "killed.txt");
+    const gone = spawn("true", [], { stdio: "ignore" });
+    await new Promise((done) => gone.on("exit", done));
+    appendEvents(f.repo.path, [
+      beginEvent({
+        at: new Date().toISOString(),
+        verb: "gate",
+        branch: b.branch,
+        path: b.path,
+        pid: gone.pid as number,
+      }),
+    ]);
+
+    const status = await f.berth(["status", "--json"]);
+    const row = status.json.data.worktrees.find((w: { path: string }) => w.path === b.path);
+    expect(row.running).toBe("interrupted gate");
+    const prune = await f.berth(["worktree", "prune", "--yes", "--json"]);
+    expect(prune.code).toBe(0);
+    expect(worktreePaths(f.repo)).not.toContain(b.path);
+  });
+
   it("drop refuses a berth mid-gate without --force, naming the verb; --force drops it", async () => {
     const f = setUp("[logbook]\nenabled = true\n");
     const b = await f.start("gating");

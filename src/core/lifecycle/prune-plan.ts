@@ -116,7 +116,7 @@ export async function planPrune(ctx: Context): Promise<PrunePlan> {
 
 /** The fleet reading (fleet/reading.ts) plus the ledger and the branch records: the whole picture. */
 export async function readPruneReading(ctx: Context, repo: Repository): Promise<PruneReading> {
-  const [{ survey, containment }, ledger] = await Promise.all([
+  const [{ survey, activity, containment }, ledger] = await Promise.all([
     readFleet(repo, { now: () => ctx.now() }),
     readWholeLedger(repo.location.commonDir),
   ]);

@@ -5,6 +5,7 @@ import { type DiskUsage, describeIgnored, measurePaths } from "../../io/disk-usa
 import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { inDestroyOrder, readOwnedEntries } from "../berth/resources.js";
 import type { WorktreeFacts } from "../fleet/survey.js";
+import { INTERRUPTED_PREFIX } from "../logbook/worktree-digest.js";
 import type { Repository } from "../repo/repository.js";
 import type { TeardownTarget } from "./teardown.js";
 
@@ -136,7 +137,7 @@ export function describeVerbInFlight(
   activity: { running: string | null } | undefined,
 ): string | null {
   const running = activity?.running ?? null;
-  if (running === null || running.startsWith("interrupted")) return null;
+  if (running === null || running.startsWith(INTERRUPTED_PREFIX)) return null;
   return `a verb is in flight there (running ${running})`;
 }
 
