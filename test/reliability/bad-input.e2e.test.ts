@@ -35,6 +35,8 @@ const berth = (r: TestRepo, args: string[], cwd = r.path) =>
   runBerth([...args, "--json"], { cwd, env: r.env });
 
 describe("a malformed berth.toml is refused with the file, the key and what was expected", () => {
+  // One binary run per fixture, one after another: ~20 s on a quiet 2-core machine, 50 s and
+  // more on a busy one (the schema check of their output adds a one-off compile).
   it("every type error, unknown key, cross-key rule and invalid TOML", async () => {
     repo = makeRepo();
     const r = repo;
@@ -52,7 +54,7 @@ describe("a malformed berth.toml is refused with the file, the key and what was 
       }
     }
     expect(failures, failures.join("\n\n")).toEqual([]);
-  });
+  }, 180_000);
 
   it("every verb refuses it the same way, and a dry run too", async () => {
     repo = makeRepo();
