@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fleetSnapshot } from "./helpers/fleet.js";
 import { logbookLines } from "./helpers/logbook.js";
 import { BERTH_BIN, makeRepo, type RunResult, runBerth, type TestRepo } from "./helpers/repo.js";
+import { assertJsonOutput } from "./helpers/schemas.js";
 import { startWithCommit } from "./helpers/train.js";
 
 /**
@@ -48,12 +49,18 @@ function startWaiter(args: string[], cwd: string): Waiter {
     exit: null,
     exitedAt: null,
     kill: (signal) => child.kill(signal),
-    done: new Promise((resolve) => {
+    done: new Promise((resolve, reject) => {
       child.on("exit", () => {
         waiter.exitedAt = Date.now();
       });
       child.on("close", (code, signal) => {
         waiter.exit = code ?? (signal ? 128 : -1);
+        try {
+          assertJsonOutput(args, stdout, code);
+        } catch (error) {
+          reject(error);
+          return;
+        }
         let json: unknown;
         try {
           json = JSON.parse(stdout);

@@ -6,6 +6,14 @@ import { ConfigError } from "../src/errors.js";
 import { loadConfig } from "../src/io/config.js";
 import { renderStarterConfig } from "../src/io/config-template.js";
 import type { Config } from "../src/io/config-types.js";
+import {
+  BAD_BRANCH_PREFIXES,
+  BAD_PORT_BANDS,
+  branchPrefixConfig,
+  INVALID_CONFIGS as INVALID,
+  portBandConfig,
+  VALID_CONFIGS as VALID,
+} from "./fixtures/configs.js";
 
 const DEFAULTS: Omit<Config, "file"> = {
   repository: { trunk: null, branch_prefix: "berth/" },
@@ -57,7 +65,7 @@ describe("loadConfig defaults", () => {
   });
 
   it("fills every default for an empty file and names the file read", async () => {
-    expect(await loadText("")).toEqual({ file: join(repo, "berth.toml"), ...DEFAULTS });
+    expect(await loadText(VALID.empty)).toEqual({ file: join(repo, "berth.toml"), ...DEFAULTS });
   });
 
   it("gives each load its own default arrays", async () => {
@@ -69,44 +77,7 @@ describe("loadConfig defaults", () => {
 
 describe("loadConfig with a full file", () => {
   it("reads every key, keeps resources in file order and fills per-item defaults", async () => {
-    const config = await loadText(`
-[repository]
-trunk = "develop"
-branch_prefix = "agents/work/"
-
-[worktree]
-root = "../wt"
-env_files = [".env"]
-inherit_env = ["API_KEY", "_TOKEN2"]
-port_base = 50000
-port_span = 100
-
-[worktree.setup]
-steps = ["npm ci"]
-ensure = ["npm run migrate"]
-
-[worktree.resources.zeta]
-create = "createdb \\"$BERTH_DB\\""
-destroy = "dropdb --if-exists \\"$BERTH_DB\\""
-
-[worktree.resources.alpha-1]
-create = "mk"
-destroy = "rm"
-ensure = "touch"
-required = false
-gc = false
-
-[gate]
-fail_fast = false
-timeout_s = 90
-checks = [
-  { name = "typecheck", run = "npm run typecheck" },
-  { name = "test", run = "npm test", after = ["typecheck"], timeout_s = 1200 },
-]
-
-[logbook]
-enabled = false
-`);
+    const config = await loadText(VALID["every key"]);
     expect(config).toEqual({
       file: join(repo, "berth.toml"),
       repository: { trunk: "develop", branch_prefix: "agents/work/" },
@@ -149,25 +120,21 @@ enabled = false
   });
 
   it("accepts checks written as an array of tables", async () => {
-    const config = await loadText(`
-[[gate.checks]]
-name = "lint"
-run = "npm run lint"
-`);
+    const config = await loadText(VALID["checks as an array of tables"]);
     expect(config.gate.checks).toEqual([
       { name: "lint", run: "npm run lint", after: [], timeout_s: null },
     ]);
   });
 
   it("accepts a port band that ends exactly at 65536", async () => {
-    const config = await loadText("[worktree]\nport_base = 65000\nport_span = 536\n");
+    const config = await loadText(VALID["a port band that ends exactly at 65536"]);
     expect(config.worktree).toMatchObject({ port_base: 65000, port_span: 536 });
   });
 });
 
 describe("loadConfig refusals", () => {
   it("refuses a string port_span, naming the key path and what was found", async () => {
-    const error = await refusal('[worktree]\nport_span = "x"\n');
+    const error = await refusal(INVALID["port_span is a string"]);
     expect(error.keyPath).toBe("worktree.port_span");
     expect(error.message).toContain("worktree.port_span");
     expect(error.message).toContain('expected an integer of at least 1, found the string "x"');
@@ -175,13 +142,13 @@ describe("loadConfig refusals", () => {
   });
 
   it("refuses a float where an integer is expected", async () => {
-    const error = await refusal("[worktree]\nport_span = 2000.0\n");
+    const error = await refusal(INVALID["port_span is a float"]);
     expect(error.keyPath).toBe("worktree.port_span");
     expect(error.message).toContain("found the float 2000");
   });
 
   it("refuses an unknown top-level key", async () => {
-    const error = await refusal("[logbok]\nenabled = true\n");
+    const error = await refusal(INVALID["an unknown top-level section"]);
     expect(error.keyPath).toBe("logbok");
     expect(error.message).toContain(
       'unknown key "logbok" (known keys: repository, worktree, gate, logbook)',
@@ -189,139 +156,99 @@ describe("loadConfig refusals", () => {
   });
 
   it("refuses an unknown nested key and lists the known ones", async () => {
-    const error = await refusal("[worktree]\nprot_span = 10\n");
+    const error = await refusal(INVALID["an unknown key in [worktree]"]);
     expect(error.keyPath).toBe("worktree.prot_span");
     expect(error.message).toContain('unknown key "prot_span" (known keys: root, env_files,');
   });
 
   it("refuses an unknown key inside a resource and inside a check", async () => {
-    const resource = await refusal(
-      '[worktree.resources.db]\ncreate = "a"\ndestroy = "b"\ndestory = "c"\n',
-    );
+    const resource = await refusal(INVALID["an unknown key in a resource"]);
     expect(resource.keyPath).toBe("worktree.resources.db.destory");
-    const check = await refusal('[[gate.checks]]\nname = "a"\nrun = "b"\nafter_ = []\n');
+    const check = await refusal(INVALID["an unknown key in a check"]);
     expect(check.keyPath).toBe("gate.checks[0].after_");
   });
 
   it("refuses a section given as a value of another type", async () => {
-    const error = await refusal("gate = []\n");
+    const error = await refusal(INVALID["a section given as an array"]);
     expect(error.keyPath).toBe("gate");
     expect(error.message).toContain("expected a table, found an empty array");
   });
 
   it("refuses a wrong type inside a resource", async () => {
-    const error = await refusal(
-      '[worktree.resources.db]\ncreate = "a"\ndestroy = "b"\nrequired = "yes"\n',
-    );
+    const error = await refusal(INVALID["required is a string"]);
     expect(error.keyPath).toBe("worktree.resources.db.required");
     expect(error.message).toContain('expected a boolean (true or false), found the string "yes"');
   });
 
   it("refuses a resource without its destroy command", async () => {
-    const error = await refusal('[worktree.resources.db]\ncreate = "a"\n');
+    const error = await refusal(INVALID["a resource without destroy"]);
     expect(error.keyPath).toBe("worktree.resources.db.destroy");
     expect(error.message).toContain("found nothing");
   });
 
   it("refuses a resource name outside [a-z0-9_-]", async () => {
-    const error = await refusal('[worktree.resources.Db]\ncreate = "a"\ndestroy = "b"\n');
+    const error = await refusal(INVALID["a resource name with a capital"]);
     expect(error.keyPath).toBe("worktree.resources.Db");
     expect(error.message).toContain('found the string "Db"');
   });
 
   it("refuses a wrong type inside gate.checks[i]", async () => {
-    const error = await refusal(`
-[gate]
-checks = [
-  { name = "a", run = "x" },
-  { name = "b", run = "y", timeout_s = "10" },
-]
-`);
+    const error = await refusal(INVALID["a check timeout is a string"]);
     expect(error.keyPath).toBe("gate.checks[1].timeout_s");
     expect(error.message).toContain('expected a positive integer, found the string "10"');
   });
 
   it("refuses a wrong type inside a check's after list", async () => {
-    const error = await refusal('[[gate.checks]]\nname = "a"\nrun = "x"\nafter = [1]\n');
+    const error = await refusal(INVALID["after holds a number"]);
     expect(error.keyPath).toBe("gate.checks[0].after[0]");
     expect(error.message).toContain("expected a check name, found the integer 1");
   });
 
   it("refuses an after that names no declared check", async () => {
-    const error = await refusal(`
-[gate]
-checks = [
-  { name = "a", run = "x" },
-  { name = "b", run = "y", after = ["a", "typo"] },
-]
-`);
+    const error = await refusal(INVALID["after names no declared check"]);
     expect(error.keyPath).toBe("gate.checks[1].after");
     expect(error.message).toContain('found "typo" (no check has that name)');
   });
 
   it("refuses a check that runs after itself", async () => {
-    const error = await refusal('[[gate.checks]]\nname = "a"\nrun = "x"\nafter = ["a"]\n');
+    const error = await refusal(INVALID["a check runs after itself"]);
     expect(error.keyPath).toBe("gate.checks[0].after");
     expect(error.message).toContain("cannot run after itself");
   });
 
   it("refuses a dependency cycle and spells it out", async () => {
-    const error = await refusal(`
-[gate]
-checks = [
-  { name = "lint", run = "l" },
-  { name = "a", run = "x", after = ["c", "lint"] },
-  { name = "b", run = "y", after = ["a"] },
-  { name = "c", run = "z", after = ["b"] },
-]
-`);
+    const error = await refusal(INVALID["a dependency cycle"]);
     expect(error.keyPath).toBe("gate.checks[1].after");
     expect(error.message).toContain("expected no dependency cycle, found a -> c -> b -> a");
   });
 
   it("refuses duplicate check names", async () => {
-    const error = await refusal(`
-[gate]
-checks = [{ name = "a", run = "x" }, { name = "a", run = "y" }]
-`);
+    const error = await refusal(INVALID["duplicate check names"]);
     expect(error.keyPath).toBe("gate.checks[1].name");
     expect(error.message).toContain('found "a" again (first at gate.checks[0])');
   });
 
-  it.each([
-    ["berth", 'does not end with "/"'],
-    ["", "it is empty"],
-    ["my work/", "space"],
-    ["a..b/", '".."'],
-    ["feat:x/", '":"'],
-    [".hidden/", 'starts with "."'],
-    ["a//", "empty path component"],
-  ])("refuses the branch_prefix %j", async (prefix, why) => {
-    const error = await refusal(`[repository]\nbranch_prefix = ${JSON.stringify(prefix)}\n`);
+  it.each(BAD_BRANCH_PREFIXES)("refuses the branch_prefix %j", async (prefix, why) => {
+    const error = await refusal(branchPrefixConfig(prefix));
     expect(error.keyPath).toBe("repository.branch_prefix");
     expect(error.message).toContain(`found the string ${JSON.stringify(prefix)}`);
     expect(error.message).toContain(why);
   });
 
-  it.each([
-    ["port_base = 80", "worktree.port_base", "from 1024 to 65535, found the integer 80"],
-    ["port_base = 65536", "worktree.port_base", "found the integer 65536"],
-    ["port_span = 0", "worktree.port_span", "at least 1, found the integer 0"],
-    ["port_base = 65000\nport_span = 537", "worktree.port_span", "expected at most 536"],
-  ])("refuses the port band %j", async (lines, keyPath, fragment) => {
-    const error = await refusal(`[worktree]\n${lines}\n`);
+  it.each(BAD_PORT_BANDS)("refuses the port band %j", async (lines, keyPath, fragment) => {
+    const error = await refusal(portBandConfig(lines));
     expect(error.keyPath).toBe(keyPath);
     expect(error.message).toContain(fragment);
   });
 
   it("refuses a zero gate timeout", async () => {
-    const error = await refusal("[gate]\ntimeout_s = 0\n");
+    const error = await refusal(INVALID["a zero gate timeout"]);
     expect(error.keyPath).toBe("gate.timeout_s");
     expect(error.message).toContain("expected a positive integer, found the integer 0");
   });
 
   it("refuses invalid TOML with the parser's line and column", async () => {
-    const error = await refusal('[worktree]\nroot = "a"\nport_span = = 3\n');
+    const error = await refusal(INVALID["invalid TOML"]);
     expect(error.keyPath).toBeUndefined();
     expect(error.message).toContain("invalid TOML at line 3, column");
   });

@@ -11,6 +11,7 @@ import {
   logbookLines,
 } from "./helpers/logbook.js";
 import { BERTH_BIN, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+import { assertJsonOutput } from "./helpers/schemas.js";
 
 /** The logbook end to end, through the built binary. */
 
@@ -228,6 +229,7 @@ describe("berth logbook", () => {
       child.kill("SIGINT");
     }
     expect(await exited).toBe(0);
+    assertJsonOutput(["logbook", "--follow", "--json"], out, 0);
   });
 });
 

@@ -10,6 +10,7 @@ import { isLanded, surveyFleet, type WorktreeFacts } from "../src/core/fleet/sur
 import { openRepository } from "../src/core/repo/repository.js";
 import { installGitCounter } from "./helpers/git-counter.js";
 import { BERTH_BIN, makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
+import { assertJsonOutput } from "./helpers/schemas.js";
 
 /** The subcommand of a logged git call (`-C <path> status ...` counts as status). */
 const subcommand = (args: string[]) => (args[0] === "-C" ? args[2] : args[0]);
@@ -157,6 +158,7 @@ describe("large output", () => {
       { cwd: repo.path, env: repo.env, encoding: "utf8", maxBuffer: 1 << 24 },
     );
     expect(stdout.length).toBeGreaterThan(65_536);
+    assertJsonOutput(["status", "--json"], stdout, 0);
     expect(JSON.parse(stdout).data.worktrees).toHaveLength(25);
   });
 });

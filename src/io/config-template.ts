@@ -1,14 +1,23 @@
 /**
  * The commented starter `berth.toml` that `berth init` writes. Every key is
  * present with its default, so the file documents itself and loads back to
- * exactly the defaults (only the trunk is filled in).
+ * exactly the defaults (only the trunk is filled in). Its first line points
+ * editors that read TOML schemas (Taplo's `#:schema` directive) at the
+ * published JSON Schema of this berth version (schemas/berth.toml.schema.json,
+ * whose `$id` is that address).
  */
+
+import { VERSION } from "../version.js";
+
+/** Where the package's schemas/berth.toml.schema.json is served once this version is published. */
+export const CONFIG_SCHEMA_URL = `https://cdn.jsdelivr.net/npm/git-berth@${VERSION}/schemas/berth.toml.schema.json`;
 
 /** The starter `berth.toml` text for a repository whose trunk is `trunk`. */
 export function renderStarterConfig(trunk: string): string {
   // JSON string escapes are valid TOML basic-string escapes.
   const trunkLine = `trunk = ${JSON.stringify(trunk)}`.padEnd(25);
-  return `# berth.toml: configuration for berth. Every key is shown with its default value,
+  return `#:schema ${CONFIG_SCHEMA_URL}
+# berth.toml: configuration for berth. Every key is shown with its default value,
 # except the trunk, which \`berth init\` detected.
 
 [repository]

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { type Context, silentJournal } from "../../src/context.js";
+import { assertJsonOutput } from "./schemas.js";
 
 /**
  * Real temporary git repositories, isolated from the user's git config:
@@ -140,7 +141,11 @@ export function runBerth(
   return collectRun(child).finally(() => clearTimeout(timer));
 }
 
-/** Everything a spawned berth printed, its exit code (128 when killed) and its JSON, once it closes. */
+/**
+ * Everything a spawned berth printed, its exit code (128 when killed) and its
+ * JSON, once it closes. A `--json` run's output is checked against the
+ * published schemas (helpers/schemas.ts): a mismatch rejects, failing the test.
+ */
 export function collectRun(child: ChildProcess): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
     let stdout = "";
@@ -153,6 +158,13 @@ export function collectRun(child: ChildProcess): Promise<RunResult> {
     });
     child.on("error", reject);
     child.on("close", (code, signal) => {
+      const args = child.spawnargs[1] === BERTH_BIN ? child.spawnargs.slice(2) : [];
+      try {
+        assertJsonOutput(args, stdout, code);
+      } catch (error) {
+        reject(error);
+        return;
+      }
       let json: unknown;
       try {
         json = JSON.parse(stdout);

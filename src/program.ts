@@ -1,0 +1,233 @@
+import { Command } from "@commander-js/extra-typings";
+import type { CommandOutcome } from "./commands/outcome.js";
+import type { Context } from "./context.js";
+import { VERSION } from "./version.js";
+
+/**
+ * The CLI's declarations: every verb, its arguments and options. cli.ts
+ * builds it with the executor that runs a verb, prints and exits;
+ * scripts/man-page.ts builds it to write berth.1 and runs nothing.
+ */
+
+export interface CommonOptions {
+  json?: boolean;
+  debug?: boolean;
+}
+
+export type VerbRunner = (ctx: Context) => Promise<CommandOutcome>;
+
+/** Runs one verb, prints its outcome and exits (cli.ts). */
+export type VerbExecutor = (
+  verb: string,
+  options: CommonOptions & Record<string, unknown>,
+  run: VerbRunner,
+  /** The berth argument as typed (the logbook's target); null: the verb is about no berth. */
+  target?: string | null,
+) => Promise<never>;
+
+function common<T extends Command<unknown[], Record<string, unknown>>>(cmd: T): T {
+  cmd
+    .option("--json", "print one JSON document on stdout")
+    .option("--debug", "show stack traces and diagnostics");
+  return cmd;
+}
+
+export function buildProgram(execute: VerbExecutor): Command {
+  const program = new Command("berth")
+    .description(
+      "A fleet of git worktrees for people and coding agents working on one repository in parallel.",
+    )
+    .version(VERSION, "-V, --version")
+    .showHelpAfterError("(run berth --help for usage)")
+    .exitOverride();
+
+  common(program.command("init").description("write a commented berth.toml at the repository root"))
+    .option("--dry-run", "show what would be written")
+    .action((opts) =>
+      execute(
+        "init",
+        opts,
+        async (ctx) => (await import("./commands/init.js")).initCommand(ctx, opts),
+        null,
+      ),
+    );
+
+  common(
+    program
+      .command("start")
+      .description("create a berth: a worktree on its own branch, port and resources")
+      .argument("[name]", "what the work is about; becomes the id"),
+  )
+    .option("--from <ref>", "fork from this branch, tag or commit instead of the trunk")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((name, opts) =>
+      execute("start", opts, async (ctx) =>
+        (await import("./commands/start.js")).startCommand(ctx, name, opts),
+      ),
+    );
+
+  common(program.command("tour").description("a guided demonstration on a throwaway repository"))
+    .option("--keep", "keep the throwaway repository afterwards")
+    .action((opts) =>
+      execute("tour", opts, async (ctx) =>
+        (await import("./commands/tour.js")).tourCommand(ctx, opts),
+      ),
+    );
+
+  common(program.command("status").description("survey the fleet (or, inside a berth, that berth)"))
+    .option("--local", "only the checkout you are in")
+    .option("--all", "the whole fleet, even from inside a berth")
+    .action((opts) =>
+      execute("status", opts, async (ctx) =>
+        (await import("./commands/status.js")).statusCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    program
+      .command("desk")
+      .description("the interactive terminal view of the fleet, with per-berth actions"),
+  ).action((opts) =>
+    execute("desk", opts, async (ctx) =>
+      (await import("./commands/desk.js")).deskCommand(ctx, opts),
+    ),
+  );
+
+  common(program.command("gate").description("run the declared checks here and record a receipt"))
+    .option("--dry-run", "show the checks and change nothing")
+    .action((opts) =>
+      execute("gate", opts, async (ctx) =>
+        (await import("./commands/gate.js")).gateCommand(ctx, opts),
+      ),
+    );
+
+  common(program.command("update").description("merge the trunk (or --from <ref>) into this berth"))
+    .option("--from <ref>", "merge this branch, tag or commit instead of the trunk")
+    .option("--dry-run", "show what would be merged and change nothing")
+    .action((opts) =>
+      execute("update", opts, async (ctx) =>
+        (await import("./commands/update.js")).updateCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    program
+      .command("await")
+      .description("wait until a berth is green, a branch has landed, or the trunk moved"),
+  )
+    .option(
+      "--green <berth>",
+      "until this berth has an honored gate receipt for its tip (or landed)",
+    )
+    .option("--landed <berth>", "until this berth's tip is reachable from the trunk")
+    .option("--trunk-moved", "until the trunk's tip differs from its tip now")
+    .option(
+      "--timeout <seconds>",
+      "give up after this long, exit 124 with a resume handle (default 3300; 0 checks once)",
+    )
+    .option("--resume <handle>", "continue a wait that timed out, with the same pins (data.resume)")
+    .action((opts) =>
+      execute(
+        "await",
+        opts,
+        async (ctx) => (await import("./commands/await.js")).awaitCommand(ctx, opts),
+        opts.green ?? opts.landed ?? (opts.trunkMoved ? null : undefined),
+      ),
+    );
+
+  common(program.command("logbook").description("print the logbook: begin/finish events of verbs"))
+    .option("--follow", "keep printing new events until interrupted")
+    .option("--branch <branch>", "only events about this branch")
+    .option("--verb <verb>", 'only this verb (e.g. "start", "worktree drop")')
+    .option("--since <time>", "only events since an ISO time or an age like 30m, 2h, 3d")
+    .action((opts) =>
+      execute("logbook", opts, async (ctx) =>
+        (await import("./commands/logbook.js")).logbookCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    program
+      .command("accept")
+      .description("land a berth: fast-forward the trunk to its proved tip, then tear it down")
+      .argument("[berth]", "a berth id, path or branch (default: the berth you are in)"),
+  )
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((target, opts) =>
+      execute(
+        "accept",
+        opts,
+        async (ctx) => (await import("./commands/accept.js")).acceptCommand(ctx, target, opts),
+        target,
+      ),
+    );
+
+  const worktree = program
+    .command("worktree")
+    .description("the lifecycle of berths: setup, teardown, drop, prune");
+
+  common(
+    worktree
+      .command("setup")
+      .description("re-run convergent setup in this berth (resource ensure, setup ensure)"),
+  )
+    .option("--dry-run", "show the plan and change nothing")
+    .action((opts) =>
+      execute("worktree setup", opts, async (ctx) =>
+        (await import("./commands/worktree-setup.js")).worktreeSetupCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    worktree.command("teardown").description("destroy this berth's resources, keep its checkout"),
+  )
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((opts) =>
+      execute("worktree teardown", opts, async (ctx) =>
+        (await import("./commands/worktree-teardown.js")).worktreeTeardownCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    worktree
+      .command("drop")
+      .description("discard a berth: teardown, remove its checkout, delete its branch")
+      .argument("<berth>", "a berth id, path or branch"),
+  )
+    .option("--force", "also discard uncommitted changes and commits not on the trunk")
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((target, opts) =>
+      execute(
+        "worktree drop",
+        opts,
+        async (ctx) =>
+          (await import("./commands/worktree-drop.js")).worktreeDropCommand(ctx, target, opts),
+        target,
+      ),
+    );
+
+  common(
+    worktree
+      .command("prune")
+      .description(
+        "tidy the fleet: stale metadata, landed berths and branches, orphaned resources",
+      ),
+  )
+    .option("--contained", "also reclaim contained berths (their branch refs are kept)")
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((opts) =>
+      execute(
+        "worktree prune",
+        opts,
+        async (ctx) =>
+          (await import("./commands/worktree-prune.js")).worktreePruneCommand(ctx, opts),
+        null,
+      ),
+    );
+
+  return program;
+}
