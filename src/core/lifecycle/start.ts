@@ -3,8 +3,14 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { deleteRef, listRefs } from "../../git/refs.js";
 import { hasCommits } from "../../git/repo.js";
-import { addWorktree, removeWorktree } from "../../git/worktrees.js";
+import {
+  addWorktree,
+  addWorktreeOnBranch,
+  listWorktrees,
+  removeWorktree,
+} from "../../git/worktrees.js";
 import { readAdminKeys, readGitFile } from "../../io/admin-dirs.js";
+import { type BriefRecord, type ParkedState, readBriefRecord } from "../../io/briefs.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { withFleetLock } from "../../io/lock.js";
 import { adminDirFor, worktreeRootFor } from "../../io/paths.js";
@@ -17,6 +23,12 @@ import {
   type StepOutcome,
 } from "../../result.js";
 import { VERSION } from "../../version.js";
+import {
+  type BriefChange,
+  forgetRecordsWithout,
+  mergeRecord,
+  storeRecord,
+} from "../berth/briefs.js";
 import type { BerthFacts } from "../berth/env.js";
 import { writeEnvFiles } from "../berth/env-files.js";
 import { cryptoHex, type MintedId, mintId, portFor, type RandomHex } from "../berth/identity.js";
@@ -35,6 +47,9 @@ import { applyTeardown } from "./teardown.js";
 export interface StartOptions {
   name?: string | undefined;
   from?: string | undefined;
+  /** `--title` (normalised) and `--brief` (its text): stored in the branch's record. */
+  title?: string | null | undefined;
+  brief?: string | null | undefined;
   dryRun?: boolean;
   random?: RandomHex;
 }
@@ -47,6 +62,10 @@ export interface StartData {
   from: string;
   from_tip: string;
   name_note?: string;
+  /** Present when the berth has a title (given, or carried by the branch it resumes). */
+  title?: string;
+  /** Present when `--from` named a parked branch: its checkout came back on that same branch. */
+  resumed?: true;
 }
 
 const MAX_ID_ATTEMPTS = 32;
@@ -71,36 +90,64 @@ export async function startBerth(
   const random = options.random ?? cryptoHex;
   const trunkName = detectTrunk(repo.config, refs).name;
   const taken = await readTakenIdentities(repo, refs);
-  let identity = describeIdentity(
-    repo,
-    base,
-    trunkName,
-    mintFreeId(repo, taken, options.name, random),
-  );
+  const commonDir = repo.location.commonDir;
+  const baseBranch = await readBaseBranch(repo, base);
+  const resume = baseBranch?.record?.parked && !baseBranch.checkedOut ? baseBranch : null;
+  const change: BriefChange = { title: options.title, brief: options.brief };
+  const mint = (free: TakenIdentities): MintedId =>
+    resume?.record?.parked
+      ? resumedId(repo, free, resume.record.parked, options.name, random)
+      : mintFreeId(repo, free, options.name, random);
+  const shape = (minted: MintedId): Identity =>
+    describeIdentity(repo, base, trunkName, minted, {
+      resume,
+      record: recordFor(baseBranch, resume, change, ctx.now()),
+      nameGiven: options.name !== undefined,
+    });
+  let identity = shape(mint(taken));
   if (options.dryRun) {
     return plannedResult("start", identity.data, identity.plan, { hints: identity.hints });
   }
 
-  const commonDir = repo.location.commonDir;
-  const run: StartRun = { repo, ctx, facts: identity.facts, base, steps: [], owner: null };
+  const run: StartRun = {
+    repo,
+    ctx,
+    facts: identity.facts,
+    base,
+    steps: [],
+    owner: null,
+    resumed: resume !== null,
+    recordBefore: null,
+  };
 
   // Under the fleet lock: what the fleet sees (checkout, branch, marker, ledger, resources).
   await withFleetLock(commonDir, "start", async () => {
     // The id is checked again here: a start running beside this one may have
     // taken its branch, folder or port since it was chosen.
     const now = await readTakenIdentities(repo, await listRefs(cwd, ["refs/heads"]));
-    if (!isFreeId(repo, now, identity.data.id)) {
-      identity = describeIdentity(
-        repo,
-        base,
-        trunkName,
-        mintFreeId(repo, now, options.name, random),
-      );
+    const stillFree =
+      resume === null
+        ? isFreeId(repo, now, identity.data.id)
+        : isFreeForResume(repo, now, identity.data.id, resume.branch);
+    if (!stillFree) {
+      identity = shape(mint(now));
       run.facts = identity.facts;
     }
     ctx.journal.begin({ branch: identity.data.branch, path: identity.data.path });
-    await createCheckout(run, options.from ?? null);
+    await createCheckout(run, resume?.record?.parked ?? null, options.from ?? null);
     try {
+      // The record travels with the branch: written once the checkout exists, restored by an undo.
+      run.recordBefore = readBriefRecord(commonDir, identity.data.branch);
+      run.recordWritten = true;
+      await forgetRecordsWithout(commonDir, new Set([...now.branches, identity.data.branch]));
+      await storeRecord(commonDir, identity.data.branch, identity.record);
+      if (identity.record !== null) {
+        run.steps.push({
+          step: "write brief record",
+          target: identity.data.branch,
+          outcome: "done",
+        });
+      }
       await createStartResources(run, identity.hints);
     } catch (error) {
       if (error instanceof UserError) throw error;
@@ -138,6 +185,16 @@ interface Identity {
   facts: BerthFacts;
   plan: PlanStep[];
   hints: string[];
+  /** The branch's record once started (null: none to keep). */
+  record: BriefRecord | null;
+}
+
+interface IdentityContext {
+  /** The parked branch this start resumes, or null for a new branch. */
+  resume: BaseBranch | null;
+  /** The record the new berth's branch will carry (its `branch` is set here). */
+  record: BriefRecord | null;
+  nameGiven: boolean;
 }
 
 /** Everything that follows from the minted id: branch, folder, port, the plan. */
@@ -146,8 +203,11 @@ function describeIdentity(
   base: ResolvedBase,
   trunkName: string | null,
   minted: MintedId,
+  context: IdentityContext,
 ): Identity {
-  const branch = `${repo.config.repository.branch_prefix}${minted.id}`;
+  const { resume } = context;
+  const branch = resume?.branch ?? `${repo.config.repository.branch_prefix}${minted.id}`;
+  const record = context.record === null ? null : { ...context.record, branch };
   const path = join(worktreeRootFor(repo.mainPath, repo.config.worktree.root), minted.id);
   const port = portFor(minted.id, repo.config.worktree.port_base, repo.config.worktree.port_span);
   const data: StartData = {
@@ -158,6 +218,8 @@ function describeIdentity(
     from: base.name,
     from_tip: base.commit,
     ...(minted.nameNote === null ? {} : { name_note: minted.nameNote }),
+    ...(record?.title ? { title: record.title } : {}),
+    ...(resume === null ? {} : { resumed: true as const }),
   };
   const facts: BerthFacts = {
     id: minted.id,
@@ -167,12 +229,83 @@ function describeIdentity(
     trunk: trunkName,
     repo: repo.mainPath,
   };
+  const hints = minted.nameNote === null ? [] : [minted.nameNote];
+  const parked = resume?.record?.parked;
+  if (parked && minted.id !== parked.id) {
+    hints.push(`${parked.id}'s folder or port is taken now; resumed as ${minted.id}`);
+  }
+  if (resume !== null && context.nameGiven && parked && minted.id === parked.id) {
+    hints.push(`resuming ${branch}: it keeps its id ${parked.id}; the name given is not used`);
+  }
   return {
     data,
     facts,
-    plan: planSteps(repo, facts, base),
-    hints: minted.nameNote === null ? [] : [minted.nameNote],
+    plan: planSteps(repo, facts, base, resume, record),
+    hints,
+    record,
   };
+}
+
+/** A `--from` that names a local branch: its record, and whether a checkout holds it. */
+interface BaseBranch {
+  branch: string;
+  record: BriefRecord | null;
+  checkedOut: boolean;
+}
+
+async function readBaseBranch(repo: Repository, base: ResolvedBase): Promise<BaseBranch | null> {
+  if (base.ref === null || !base.ref.startsWith("refs/heads/")) return null;
+  const branch = base.ref.slice("refs/heads/".length);
+  const record = readBriefRecord(repo.location.commonDir, branch);
+  if (record === null) return { branch, record, checkedOut: false };
+  const worktrees = await listWorktrees(repo.location.cwd);
+  return { branch, record, checkedOut: worktrees.some((w) => w.branch === branch) };
+}
+
+/**
+ * The record the started berth carries: what `--title`/`--brief` give, over
+ * what the branch it resumes (or a branch with no checkout it starts from,
+ * the way back for kept refs) carried. A berth started from a live branch (a
+ * train's next stage) starts with only what it was given.
+ */
+function recordFor(
+  baseBranch: BaseBranch | null,
+  resume: BaseBranch | null,
+  change: BriefChange,
+  now: Date,
+): BriefRecord | null {
+  const carried = baseBranch !== null && !baseBranch.checkedOut ? baseBranch.record : null;
+  // The branch is named once the id is known (describeIdentity); the parking ends here.
+  return mergeRecord("", resume?.record ?? carried, { ...change, parked: null }, now);
+}
+
+/** A resumed berth takes its old id back when its folder and port are free; else a fresh one. */
+function resumedId(
+  repo: Repository,
+  taken: TakenIdentities,
+  parked: ParkedState,
+  name: string | undefined,
+  random: RandomHex,
+): MintedId {
+  if (isFreeForResume(repo, taken, parked.id, null)) return { id: parked.id, nameNote: null };
+  return mintFreeId(repo, taken, name ?? parked.id.replace(/-[0-9a-f]{6}$/, ""), random);
+}
+
+/** Its folder and port are free, and its branch name is free or the branch being resumed. */
+function isFreeForResume(
+  repo: Repository,
+  taken: TakenIdentities,
+  id: string,
+  resumedBranch: string | null,
+): boolean {
+  const root = worktreeRootFor(repo.mainPath, repo.config.worktree.root);
+  const branch = `${repo.config.repository.branch_prefix}${id}`;
+  const { port_base, port_span } = repo.config.worktree;
+  return (
+    (branch === resumedBranch || resumedBranch === null || !taken.branches.has(branch)) &&
+    !taken.ports.has(portFor(id, port_base, port_span)) &&
+    !pathExistsOrBroken(join(root, id))
+  );
 }
 
 interface StepFailure {
@@ -268,16 +401,36 @@ function ownerOfRun(run: StartRun): ResourceOwner {
   return run.owner;
 }
 
-function planSteps(repo: Repository, facts: BerthFacts, base: ResolvedBase): PlanStep[] {
+function planSteps(
+  repo: Repository,
+  facts: BerthFacts,
+  base: ResolvedBase,
+  resume: BaseBranch | null,
+  record: BriefRecord | null,
+): PlanStep[] {
   const { resources, setup, env_files } = repo.config.worktree;
+  const parkedAt = resume?.record?.parked?.at;
   const plan: PlanStep[] = [
-    {
-      step: "create worktree",
-      target: facts.path,
-      detail: `branch ${facts.branch} at ${base.commit.slice(0, 12)} (${base.name})`,
-    },
+    resume === null
+      ? {
+          step: "create worktree",
+          target: facts.path,
+          detail: `branch ${facts.branch} at ${base.commit.slice(0, 12)} (${base.name})`,
+        }
+      : {
+          step: "resume worktree",
+          target: facts.path,
+          detail: `parked branch ${facts.branch} at ${base.commit.slice(0, 12)}${parkedAt ? ` (parked ${parkedAt})` : ""}`,
+        },
     { step: "write ready marker", target: facts.branch },
   ];
+  if (record !== null) {
+    plan.push({
+      step: "write brief record",
+      target: facts.branch,
+      detail: record.title === null ? "its brief" : `title "${record.title}"`,
+    });
+  }
   for (const resource of resources) {
     plan.push({
       step: "create resource",
@@ -310,14 +463,28 @@ interface StartRun {
   steps: StepOutcome[];
   /** Set once the checkout and its marker exist: undo then goes through the teardown. */
   owner: ResourceOwner | null;
+  /** The branch existed before (a parked berth resumed): an undo must never delete it. */
+  resumed: boolean;
+  /** The branch's record before this run wrote it, restored by an undo. */
+  recordBefore: BriefRecord | null;
+  recordWritten?: boolean;
 }
 
-async function createCheckout(run: StartRun, from: string | null): Promise<void> {
+async function createCheckout(
+  run: StartRun,
+  parked: ParkedState | null,
+  from: string | null,
+): Promise<void> {
   const { repo, ctx, facts, base, steps } = run;
   const cwd = repo.location.cwd;
   try {
-    await addWorktree(cwd, facts.path, facts.branch, base.commit);
-    steps.push({ step: "create worktree", target: facts.path, outcome: "done" });
+    if (parked === null) {
+      await addWorktree(cwd, facts.path, facts.branch, base.commit);
+      steps.push({ step: "create worktree", target: facts.path, outcome: "done" });
+    } else {
+      await addWorktreeOnBranch(cwd, facts.path, facts.branch);
+      steps.push({ step: "resume worktree", target: facts.path, outcome: "done" });
+    }
     const gitFile = await readGitFile(facts.path);
     if (gitFile === null) throw new Error(`git created ${facts.path} without a .git file`);
     const adminDir = resolve(facts.path, gitFile);
@@ -326,13 +493,14 @@ async function createCheckout(run: StartRun, from: string | null): Promise<void>
       branch: facts.branch,
       created_at: ctx.now().toISOString(),
       berth_version: VERSION,
-      from,
-      from_tip: base.commit,
+      // A resumed berth keeps the fork point it was started from (the landed rule reads it).
+      from: parked === null ? from : parked.from,
+      from_tip: parked === null ? base.commit : parked.from_tip,
     });
     steps.push({ step: "write ready marker", target: facts.branch, outcome: "done" });
     run.owner = { ...facts, adminKey: basename(adminDir) };
   } catch (error) {
-    const undone = await undoStart(cwd, facts.path, facts.branch, base.commit);
+    const undone = await undoStart(cwd, facts.path, run.resumed ? null : facts.branch, base.commit);
     throw new UserError(
       "precondition_failed",
       `Could not start the berth: ${(error as Error).message}. ${undone}`,
@@ -371,6 +539,12 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
     { force: true, requireClean: false },
   );
   steps.push(...teardown.steps.map((s) => ({ ...s, step: `undo: ${s.step}` })));
+  if (teardown.ok && run.recordWritten) {
+    // Back to what the branch carried before (a resumed berth is parked again).
+    await storeRecord(repo.location.commonDir, facts.branch, run.recordBefore).catch(
+      () => undefined,
+    );
+  }
   if (!teardown.ok) {
     return new UserError(
       "teardown_failed",
@@ -385,24 +559,29 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
     );
   }
   let branchNote = "";
-  try {
-    await deleteRef(repo.location.cwd, `refs/heads/${facts.branch}`, base.commit);
-    steps.push({ step: "undo: delete branch", target: facts.branch, outcome: "done" });
-  } catch (error) {
-    branchNote = ` Branch ${facts.branch} moved during setup and was kept.`;
-    steps.push({
-      step: "undo: delete branch",
-      target: facts.branch,
-      outcome: "failed",
-      reason: (error as Error).message,
-    });
+  if (!run.resumed) {
+    try {
+      await deleteRef(repo.location.cwd, `refs/heads/${facts.branch}`, base.commit);
+      steps.push({ step: "undo: delete branch", target: facts.branch, outcome: "done" });
+    } catch (error) {
+      branchNote = ` Branch ${facts.branch} moved during setup and was kept.`;
+      steps.push({
+        step: "undo: delete branch",
+        target: facts.branch,
+        outcome: "failed",
+        reason: (error as Error).message,
+      });
+    }
   }
   const destroyed =
     teardown.destroyed.length > 0 ? ` (resources destroyed: ${teardown.destroyed.join(", ")})` : "";
+  const gone = run.resumed
+    ? `the checkout is gone and branch ${facts.branch} is parked again.`
+    : "the checkout and branch are gone.";
   return new UserError(
     "precondition_failed",
     `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
-      `Everything this run created was undone${destroyed}: the checkout and branch are gone.${branchNote}`,
+      `Everything this run created was undone${destroyed}: ${gone}${branchNote}`,
     { next: "fix the failing command in berth.toml, then berth start again", data },
   );
 }
@@ -487,17 +666,21 @@ function isFreeId(repo: Repository, taken: TakenIdentities, id: string): boolean
 async function undoStart(
   cwd: string,
   path: string,
-  branch: string,
+  /** null: the branch existed before this run (a resume) and is never deleted. */
+  branch: string | null,
   commit: string,
 ): Promise<string> {
   const problems: string[] = [];
   if (pathExistsOrBroken(path)) {
     await removeWorktree(cwd, path, true).catch((e: Error) => problems.push(e.message));
   }
-  await deleteRef(cwd, `refs/heads/${branch}`, commit).catch((e: Error) => {
-    // Absent is fine: git may have failed before creating the branch.
-    if (!/unable to resolve|does not exist|not a valid/i.test(e.message)) problems.push(e.message);
-  });
+  if (branch !== null) {
+    await deleteRef(cwd, `refs/heads/${branch}`, commit).catch((e: Error) => {
+      // Absent is fine: git may have failed before creating the branch.
+      if (!/unable to resolve|does not exist|not a valid/i.test(e.message))
+        problems.push(e.message);
+    });
+  }
   return problems.length === 0
     ? "Nothing of it was left behind."
     : `Cleaning up the half-made berth failed too: ${problems.join("; ")}`;
