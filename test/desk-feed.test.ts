@@ -1,7 +1,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type DeskFeed, deskFolders, nextReadDelay, startDeskFeed } from "../src/core/desk/feed.js";
+import {
+  type DeskFeed,
+  deskFolders,
+  measuredRead,
+  nextReadDelay,
+  startDeskFeed,
+} from "../src/core/desk/feed.js";
 import { parseProcStatCpuMs } from "../src/io/process-cpu.js";
 import { makeTempDir, type TempDir } from "./helpers/repo.js";
 
@@ -142,6 +148,22 @@ describe("desk feed pacing", () => {
     expect(nextReadDelay(2_345.2, 3_000, 10)).toBe(23_452);
   });
 
+  it("counts a reading's CPU time, capped at what its cores could spend in its wall time", async () => {
+    let cpu = 0;
+    const spend = (ms: number, wait: number) => async () => {
+      await sleep(wait);
+      cpu += ms;
+      return "read";
+    };
+    // 40 ms of CPU in a ~20 ms reading on four cores: the CPU is the cost.
+    const counted = await measuredRead(spend(40, 20), () => cpu, 4);
+    expect(counted.costMs).toBeGreaterThanOrEqual(40);
+    // A minute of CPU reaped during a short reading (a gate's checks ending): capped.
+    const capped = await measuredRead(spend(60_000, 20), () => cpu, 2);
+    expect(capped.costMs).toBeLessThan(5_000);
+    expect(capped.value).toBe("read");
+  });
+
   it("re-reads periodically no sooner than ten times the reading's CPU cost", async () => {
     // Each reading "costs" 40 ms of CPU (an injected clock), so the next waits >= 400 ms.
     let cpu = 0;
@@ -150,6 +172,7 @@ describe("desk feed pacing", () => {
       {
         read: async () => {
           at.push(Date.now());
+          await sleep(20);
           cpu += 40;
           return at.length;
         },
@@ -158,6 +181,7 @@ describe("desk feed pacing", () => {
         onError: () => undefined,
         pollMs: 20,
         cpuMs: () => cpu,
+        cores: 4,
         initialCostMs: 40,
       },
       0,

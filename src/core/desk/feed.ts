@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { briefsDir } from "../../io/briefs.js";
 import { adminDirFor } from "../../io/paths.js";
@@ -13,8 +14,8 @@ import { refWatchFolders } from "../fleet/ref-watch.js";
  *   2. otherwise the full re-read is periodic, and paces itself by what the
  *      last reading cost: the next one waits at least DESK_PACE_FACTOR times
  *      as long as the last took (its wall time or the CPU time it and its git
- *      processes used, whichever is more), and never less than the poll
- *      period. A fleet whose survey takes a second of CPU is re-read every
+ *      processes used, whichever is more; measuredRead), and never less than
+ *      the poll period. A fleet whose survey takes a second of CPU is re-read every
  *      ten seconds, so an idle desk does not keep a core busy;
  *   3. readings never overlap: a change during one makes exactly one more after it.
  * The watched folders follow the fleet (a new berth's per-berth folder is
@@ -38,6 +39,8 @@ export interface DeskFeedOptions<S> {
   paceFactor?: number;
   /** CPU milliseconds used so far by this process and its children (default: io/process-cpu.ts). */
   cpuMs?: () => number;
+  /** Cores a reading can use at once (default: the machine's); caps its CPU cost. */
+  cores?: number;
   /** The initial snapshot's cost in ms (how long the reading before the feed took). */
   initialCostMs?: number;
 }
@@ -93,7 +96,7 @@ export function startDeskFeed<S>(options: DeskFeedOptions<S>, initial: S): DeskF
   };
 
   const readOnce = async () => {
-    const measured = await measuredRead(options.read, cpuMs).then(
+    const measured = await measuredRead(options.read, cpuMs, options.cores).then(
       (done) => done,
       (error: unknown) => ({ error, costMs: null }),
     );
@@ -149,15 +152,23 @@ export function startDeskFeed<S>(options: DeskFeedOptions<S>, initial: S): DeskF
   };
 }
 
-/** A reading and what it cost: its wall time or the CPU time it used, whichever is more. */
+/**
+ * A reading and what it cost: its wall time or the CPU time it used, whichever
+ * is more. The CPU time is capped at what every core could spend in that wall
+ * time: a child reaped meanwhile that ran long before (a gate the desk ran)
+ * must not pass its minutes off as the reading's.
+ */
 export async function measuredRead<S>(
   read: () => Promise<S>,
   cpuMs: () => number = processTreeCpuMs,
+  cores: number = availableParallelism(),
 ): Promise<{ value: S; costMs: number }> {
   const wallStart = performance.now();
   const cpuStart = cpuMs();
   const value = await read();
-  return { value, costMs: Math.max(performance.now() - wallStart, cpuMs() - cpuStart) };
+  const wall = performance.now() - wallStart;
+  const cpu = Math.min(cpuMs() - cpuStart, wall * cores);
+  return { value, costMs: Math.max(wall, cpu) };
 }
 
 /** How long the periodic re-read waits after a reading that cost `costMs`. */
