@@ -58,11 +58,34 @@ export function buildProgram(execute: VerbExecutor): Command {
       .description("create a berth: a worktree on its own branch, port and resources")
       .argument("[name]", "what the work is about; becomes the id"),
   )
-    .option("--from <ref>", "fork from this branch, tag or commit instead of the trunk")
+    .option(
+      "--from <ref>",
+      "fork from this branch, tag or commit instead of the trunk (a parked branch is resumed)",
+    )
+    .option("--title <text>", "a one-line title, shown by status and the desk")
+    .option("--brief <file>", "a longer description, from a file or - (stdin)")
     .option("--dry-run", "show the plan and change nothing")
     .action((name, opts) =>
       execute("start", opts, async (ctx) =>
         (await import("./commands/start.js")).startCommand(ctx, name, opts),
+      ),
+    );
+
+  common(
+    program
+      .command("describe")
+      .description("show a berth's title and brief, or change them")
+      .argument("<berth>", "a berth id, path or branch (a parked branch too)"),
+  )
+    .option("--title <text>", "set the one-line title (an empty one clears it)")
+    .option("--brief <file>", "set the brief from a file or - (stdin); an empty one clears it")
+    .action((target, opts) =>
+      // Only a change is logged: showing the title and brief is an observation.
+      execute(
+        "describe",
+        { ...opts, dryRun: opts.title === undefined && opts.brief === undefined },
+        async (ctx) => (await import("./commands/describe.js")).describeCommand(ctx, target, opts),
+        target,
       ),
     );
 
@@ -165,7 +188,7 @@ export function buildProgram(execute: VerbExecutor): Command {
 
   const worktree = program
     .command("worktree")
-    .description("the lifecycle of berths: setup, teardown, drop, prune");
+    .description("the lifecycle of berths: setup, teardown, park, drop, prune");
 
   common(
     worktree
@@ -187,6 +210,26 @@ export function buildProgram(execute: VerbExecutor): Command {
     .action((opts) =>
       execute("worktree teardown", opts, async (ctx) =>
         (await import("./commands/worktree-teardown.js")).worktreeTeardownCommand(ctx, opts),
+      ),
+    );
+
+  common(
+    worktree
+      .command("park")
+      .description(
+        "shelve a berth: teardown and remove its checkout, keep its branch, title and brief",
+      )
+      .argument("<berth>", "a berth id, path or branch"),
+  )
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((target, opts) =>
+      execute(
+        "worktree park",
+        opts,
+        async (ctx) =>
+          (await import("./commands/worktree-park.js")).worktreeParkCommand(ctx, target, opts),
+        target,
       ),
     );
 

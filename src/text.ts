@@ -1,7 +1,8 @@
 /**
- * The one home of two text rules every layer prints with: how a command is
+ * The one home of the text rules every layer prints with: how a command is
  * quoted for a shell (spec invariant 10: pasting or executing a printed command
- * runs exactly that command) and how a commit id is shortened for people.
+ * runs exactly that command), how a commit id is shortened for people, and the
+ * natural order names are listed in (`bulk-2` before `bulk-10`).
  */
 
 /** Characters a POSIX shell (and zsh) never treats specially inside a word. */
@@ -47,4 +48,39 @@ export function userShellCommand(text: string): CommandLine {
 /** Human output shortens commit ids to 8 hex digits; JSON always carries all 40. */
 export function shortOid(oid: string | null | undefined): string {
   return oid ? oid.slice(0, 8) : "-";
+}
+
+const CHUNKS = /(\d+)|(\D+)/g;
+
+/**
+ * Natural order: runs of digits compare as numbers, everything else by code
+ * unit, so `bulk-2` sorts before `bulk-10`. Deterministic (no locale): the
+ * same fleet lists the same way on every machine. Ties fall back to plain order.
+ */
+export function naturalCompare(a: string, b: string): number {
+  const left = a.match(CHUNKS) ?? [];
+  const right = b.match(CHUNKS) ?? [];
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    const x = left[i] as string;
+    const y = right[i] as string;
+    if (x === y) continue;
+    const xDigits = /^\d/.test(x);
+    const yDigits = /^\d/.test(y);
+    if (xDigits && yDigits) {
+      const byValue = compareDigits(x, y);
+      if (byValue !== 0) return byValue;
+      continue;
+    }
+    return x < y ? -1 : 1;
+  }
+  if (left.length !== right.length) return left.length - right.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Two runs of digits by value, without a number's precision limit ("007" equals "7" here). */
+function compareDigits(x: string, y: string): number {
+  const a = x.replace(/^0+(?=\d)/, "");
+  const b = y.replace(/^0+(?=\d)/, "");
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -75,7 +75,7 @@ const REF_WRITERS: Record<string, string[]> = {
   // Recovery refs: written before unlanded commits lose their branch; the oldest pruned.
   "core/lifecycle/recovery-refs.ts": ["createRef", "deleteRef"],
   // start creates the branch, and undoes only the branch it just created.
-  "core/lifecycle/start.ts": ["addWorktree", "deleteRef"],
+  "core/lifecycle/start.ts": ["addWorktree", "addWorktreeOnBranch", "deleteRef"],
 };
 
 describe("architecture guards", () => {

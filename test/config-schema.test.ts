@@ -37,7 +37,7 @@ const LOADER_ONLY_RULES: [name: string, message: RegExp][] = [
   ["after names another check", /expected the name of another declared check/],
   ["no dependency cycle", /expected no dependency cycle/],
   ["port band fits", /so that port_base \+ port_span <= 65536/],
-  ["integer, not float", /found the float -?\d+$/],
+  ["integer, not float", /found the float -?\d+\b/],
   ["string, not date-time", /found the date-time /],
 ];
 

@@ -32,7 +32,7 @@ async function itemFor(r: TestRepo, berth: StartedBerth): Promise<DeskBerthItem>
 
 async function propose(
   r: TestRepo,
-  action: "gate" | "update" | "accept" | "reclaim" | "drop",
+  action: "gate" | "update" | "accept" | "reclaim" | "park" | "drop",
   berth: StartedBerth,
 ): Promise<ActionProposal> {
   const { ctx } = testContext(r.path, r.env);
@@ -129,6 +129,34 @@ describe("desk drop", () => {
     expect(existsSync(fresh.path)).toBe(false);
     expect(existsSync(worked.path)).toBe(true);
     expect(finishes(repo).at(-1)).toMatchObject({ verb: "worktree drop", outcome: "ok" });
+  });
+});
+
+describe("desk park", () => {
+  it("shows `berth worktree park <id> --yes` and what is kept; No changes nothing; y parks it", async () => {
+    repo = makeRepo();
+    const berth = await startWithCommit(repo, "shelf");
+    const refsBefore = refs(repo);
+    const declined = confirmable(await propose(repo, "park", berth));
+    expect(declined.command).toBe(`berth worktree park ${berth.id} --yes`);
+    expect(declined.planText).toContain(`keeps     branch ${berth.branch}`);
+    expect(declined.planText).toContain("destroys  the checkout");
+    expect(declined.question).toBe(`Park ${berth.id} (branch ${berth.branch} is kept)?`);
+    await declined.decline();
+    expect(existsSync(berth.path)).toBe(true);
+    expect(finishes(repo).at(-1)).toMatchObject({ verb: "worktree park", outcome: "refused" });
+
+    const confirmed = confirmable(await propose(repo, "park", berth));
+    const result = await confirmed.apply(noSignal, () => undefined);
+    expect(result.ok).toBe(true);
+    expect(result.text).toContain(`parked ${berth.id}`);
+    expect(existsSync(berth.path)).toBe(false);
+    expect(refs(repo)).toBe(refsBefore);
+    const { ctx } = testContext(repo.path, repo.env);
+    const status = await readStatus(ctx, { all: true });
+    expect(status.data?.refs).toEqual([
+      expect.objectContaining({ branch: berth.branch, state: "parked", abandoned: false }),
+    ]);
   });
 });
 

@@ -4,10 +4,10 @@ import {
   buildDeskModel,
   type DeskBerthItem,
   DIRTY_IDLE_DAYS,
+  filterDeskModel,
   reselect,
 } from "../src/core/desk/model.js";
-import type { KeptRef } from "../src/core/fleet/containment.js";
-import type { StatusData, StatusRow } from "../src/core/fleet/status.js";
+import type { StatusData, StatusRef, StatusRow } from "../src/core/fleet/status.js";
 
 /**
  * The desk's grouping (spec section 8) on constructed status data: decision
@@ -22,6 +22,7 @@ const TIP = "a".repeat(40);
 function row(id: string, over: Partial<StatusRow> = {}): StatusRow {
   return {
     id,
+    title: null,
     path: `/w/${id}`,
     branch: `berth/${id}`,
     head: TIP,
@@ -47,7 +48,7 @@ function row(id: string, over: Partial<StatusRow> = {}): StatusRow {
   };
 }
 
-function ref(branch: string, over: Partial<KeptRef> = {}): KeptRef {
+function ref(branch: string, over: Partial<StatusRef> = {}): StatusRef {
   return {
     branch,
     tip: "b".repeat(40),
@@ -56,17 +57,20 @@ function ref(branch: string, over: Partial<KeptRef> = {}): KeptRef {
     container_tip: "c".repeat(40),
     container_ahead: 2,
     abandoned: false,
+    state: over.abandoned ? "abandoned" : "contained",
+    title: null,
     ...over,
   };
 }
 
-function data(worktrees: StatusRow[], refs: KeptRef[] = []): StatusData {
+function data(worktrees: StatusRow[], refs: StatusRef[] = []): StatusData {
   return {
     trunk: { name: "main", tip: "d".repeat(40) },
     scope: "fleet",
     worktrees,
     refs,
     landings: [],
+    overlaps: [],
   };
 }
 
@@ -245,9 +249,100 @@ describe("desk model: needs attention", () => {
     );
     expect(model.groups[3]?.items[0]?.notes).toEqual([
       "detached, or not on the branch berth made for it",
-      "behind main by 2: berth update",
+      // update refuses tracked changes: the advice never names a verb that would refuse.
+      "behind main by 2: commit or stash first, then berth update",
       "1 uncommitted file(s), untouched for 5 days",
     ]);
+  });
+
+  it("advises berth update to a clean berth behind the trunk, commit or stash to a dirty one", () => {
+    const model = buildDeskModel(
+      data([
+        row("clean-1", { behind: 3 }),
+        row("dirty-1", { behind: 3, clean: false, changed_files: 2 }),
+        row("landed-1", { state: "landed", ahead: 0, clean: false, changed_files: 1 }),
+        row("landed-2", { state: "landed", ahead: 0 }),
+      ]),
+      NOW,
+    );
+    const notes = (id: string) =>
+      model.groups[3]?.items.find((i) => i.row.id === id)?.notes.join(" | ");
+    expect(notes("clean-1")).toBe("behind main by 3: berth update");
+    expect(notes("dirty-1")).toBe("behind main by 3: commit or stash first, then berth update");
+    expect(notes("landed-1")).toBe(
+      "landed, with 1 uncommitted file(s): commit or stash first, then berth worktree prune clears it",
+    );
+    expect(notes("landed-2")).toBe("landed: berth worktree prune clears it");
+  });
+});
+
+describe("desk model: fifty rows", () => {
+  it("lists rows and refs in natural order: bulk-2 before bulk-10", () => {
+    const ids = [10, 2, 1, 20, 3].map((n) => `bulk-${n}-a1b2c3`);
+    const model = buildDeskModel(
+      data(
+        ids.map((id) => row(id)),
+        [ref("berth/k-10"), ref("berth/k-9")],
+      ),
+      NOW,
+    );
+    expect(model.groups[1]?.items.map((i) => i.row.id)).toEqual([
+      "bulk-1-a1b2c3",
+      "bulk-2-a1b2c3",
+      "bulk-3-a1b2c3",
+      "bulk-10-a1b2c3",
+      "bulk-20-a1b2c3",
+    ]);
+    expect(model.refs.map((r) => r.ref.branch)).toEqual(["berth/k-9", "berth/k-10"]);
+  });
+
+  it("filters by id, branch or title and keeps each group's total", () => {
+    const model = buildDeskModel(
+      data(
+        [
+          row("login-1", { title: "Fix the Login form" }),
+          row("upload-2"),
+          row("misc-3", { title: "login copy" }),
+        ],
+        [ref("berth/login-old"), ref("berth/other")],
+      ),
+      NOW,
+    );
+    const filtered = filterDeskModel(model, "  LOGIN ");
+    expect(filtered.filter).toBe("LOGIN");
+    expect(filtered.items.map((i) => (i.kind === "berth" ? i.row.id : i.ref.branch))).toEqual([
+      "login-1",
+      "misc-3",
+      "berth/login-old",
+    ]);
+    expect(filtered.groups[1]?.total).toBe(3);
+    expect(filtered.refsTotal).toBe(2);
+    expect(filterDeskModel(model, " ")).toBe(model);
+  });
+
+  it("carries each berth's overlaps and offers a parked ref's resume command", () => {
+    const overlap = {
+      berths: ["a-1", "b-2"],
+      branches: ["berth/a-1", "berth/b-2"],
+      files: ["src/a.ts"],
+    };
+    const model = buildDeskModel(
+      {
+        ...data(
+          [row("a-1"), row("b-2"), row("c-3")],
+          [ref("berth/p-4", { state: "parked", contained_by: null })],
+        ),
+        overlaps: [overlap],
+      },
+      NOW,
+    );
+    const byId = (id: string) => model.groups[1]?.items.find((i) => i.row.id === id);
+    expect(byId("a-1")?.overlaps).toEqual([overlap]);
+    expect(byId("c-3")?.overlaps).toEqual([]);
+    const parked = model.items.find((i) => i.kind === "ref");
+    expect(actionUnavailable(parked, "park")).toBe(
+      "berth/p-4 is parked, with no checkout; resume it with berth start --from berth/p-4",
+    );
   });
 });
 

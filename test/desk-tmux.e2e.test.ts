@@ -204,3 +204,143 @@ describe("berth desk in a real terminal", () => {
     expect(term.tmux(["has-session", "-t", "desk"]).status).not.toBe(0);
   });
 });
+
+/** SGR parameters that color text (foreground, background, faint), as tmux's `capture-pane -e` writes them. */
+function colorCodes(screen: string): string[] {
+  const found: string[] = [];
+  for (const match of screen.matchAll(new RegExp(`${String.fromCharCode(27)}\\[([0-9;]*)m`, "g"))) {
+    const params = (match[1] ?? "").split(";");
+    for (let i = 0; i < params.length; i++) {
+      const p = Number(params[i]);
+      if (p === 2 || (p >= 30 && p <= 37) || (p >= 40 && p <= 47) || (p >= 90 && p <= 97)) {
+        found.push(String(p));
+      } else if (p === 38 || p === 48) {
+        found.push(params.slice(i, i + 3).join(";"));
+        i += params[i + 1] === "5" ? 2 : 4;
+      }
+    }
+  }
+  return found;
+}
+
+describe("berth desk at 80x24 with fifty rows in mind", () => {
+  it("shows the whole legend, rows in natural order, parked work, a filter, help, and honours NO_COLOR", async () => {
+    requireTmux();
+    repo = makeRepo();
+    const r = repo;
+    const bulk: Berth[] = [];
+    for (const n of [10, 2, 1]) bulk.push(await startStage(r, `bulk-${n}`));
+    const shelf = await startStage(r, "shelf");
+    const park = await runBerth(["describe", shelf.id, "--title", "Shelved idea"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(park.code).toBe(0);
+    expect(
+      (await runBerth(["worktree", "park", shelf.id, "--yes"], { cwd: r.path, env: r.env })).code,
+    ).toBe(0);
+
+    socket = `berth-test-${randomBytes(6).toString("hex")}`;
+    const script = (name: string, env: string) => {
+      const file = join(r.dir.path, `${name}.sh`);
+      writeFileSync(
+        file,
+        `cd '${r.path}' || exit 9\nenv -u CI ${env} TERM=xterm-256color '${process.execPath}' '${BERTH_BIN}' desk\n`,
+      );
+      return file;
+    };
+    const term = new Terminal(socket, terminalEnv(r.env));
+    const started = term.tmux([
+      "new-session",
+      "-d",
+      "-s",
+      "desk",
+      "-x",
+      "80",
+      "-y",
+      "24",
+      `sh '${script("plain", "NO_COLOR=1")}'`,
+    ]);
+    expect(started.status).toBe(0);
+
+    const screen = await term.waitFor("the fleet", (s) => s.includes("kept refs (1)"));
+    const lines = screen.split("\n");
+    // Natural order: bulk-1, bulk-2, bulk-10.
+    const at = (b: Berth) => lines.findIndex((line) => line.includes(b.id));
+    const [b10, b2, b1] = bulk as [Berth, Berth, Berth];
+    expect(at(b1)).toBeGreaterThan(0);
+    expect(at(b1)).toBeLessThan(at(b2));
+    expect(at(b2)).toBeLessThan(at(b10));
+    // The whole legend is on screen, every line within 80 columns.
+    for (const key of ["j/k move", "enter detail", "/ filter", "g gate", "u update"]) {
+      expect(screen).toContain(key);
+    }
+    for (const key of [
+      "a accept",
+      "r reclaim",
+      "p park",
+      "x drop",
+      "s shell",
+      "? help",
+      "q quit",
+    ]) {
+      expect(screen).toContain(key);
+    }
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    // Parked work, with its title and the way back.
+    expect(screen).toContain(`${shelf.branch} (+1) at`);
+    expect(screen).toContain('"Shelved idea": parked; resume with');
+
+    // NO_COLOR: no color and no faint text on screen.
+    const escaped = term.tmux(["capture-pane", "-e", "-p", "-t", "desk"]).stdout;
+    expect(colorCodes(escaped)).toEqual([]);
+
+    // ? shows every key; any other key closes it.
+    term.keys("?");
+    await term.waitFor(
+      "the help",
+      (s) => s.includes("keys:") && s.includes("park: tear the berth down"),
+    );
+    term.keys("Escape");
+    await term.waitFor("the help closed", (s) => !s.includes("keys:"));
+
+    // / filters by id: bulk-1 matches bulk-1 and bulk-10, Enter keeps it, Esc clears it.
+    term.keys("/");
+    await term.waitFor("the filter prompt", (s) => s.includes("filter: _"));
+    for (const char of "bulk-1") term.keys(char);
+    term.keys("Enter");
+    const filtered = await term.waitFor("the filtered rows", (s) =>
+      s.includes('filter "bulk-1": 2 of 4 rows'),
+    );
+    expect(filtered).toContain(b1.id);
+    expect(filtered).toContain(b10.id);
+    expect(filtered).not.toContain(b2.id);
+    term.keys("Escape");
+    await term.waitFor("the filter cleared", (s) => s.includes(b2.id) && !s.includes('filter "'));
+
+    term.keys("q");
+    const deadline = Date.now() + SCREEN_DEADLINE_MS;
+    while (Date.now() < deadline && term.tmux(["has-session", "-t", "desk"]).status === 0) {
+      await sleep(100);
+    }
+
+    // Without NO_COLOR the same desk is colored: the check above could fail.
+    const colored = term.tmux([
+      "new-session",
+      "-d",
+      "-s",
+      "desk",
+      "-x",
+      "80",
+      "-y",
+      "24",
+      `sh '${script("colored", "-u NO_COLOR")}'`,
+    ]);
+    expect(colored.status).toBe(0);
+    await term.waitFor("the colored fleet", (s) => s.includes("kept refs (1)"));
+    expect(colorCodes(term.tmux(["capture-pane", "-e", "-p", "-t", "desk"]).stdout)).not.toEqual(
+      [],
+    );
+    term.keys("q");
+  });
+});

@@ -66,6 +66,13 @@ describe("every verb's --json output matches the schemas", { timeout: 180_000 },
     expect((await berth(repo, ["worktree", "setup"], a.path)).code).toBe(0);
     expect((await berth(repo, ["worktree", "teardown", "--yes"], a.path)).code).toBe(0);
     const b = (await berth(repo, ["start", "second"])).json.data;
+    expect((await berth(repo, ["describe", b.id, "--title", "Second"])).json.data.changed).toBe(
+      true,
+    );
+    const shelf = (await berth(repo, ["start", "shelf"])).json.data;
+    expect((await berth(repo, ["worktree", "park", shelf.id, "--yes"])).json.data.parked).toBe(
+      true,
+    );
     expect((await berth(repo, ["worktree", "drop", b.id, "--yes"])).json.ok).toBe(true);
     expect((await berth(repo, ["accept", a.id, "--yes"])).json.data.landing.trunk_landed).toBe(
       true,

@@ -3,6 +3,7 @@ import { applyAccept, planAccept } from "../core/landing/accept.js";
 import { runGate } from "../core/landing/gate.js";
 import { runUpdate } from "../core/landing/update.js";
 import { applyDrop, planDrop } from "../core/lifecycle/drop.js";
+import { applyPark, planPark } from "../core/lifecycle/park.js";
 import { asApplied } from "../result.js";
 import type { ActionProposal } from "../ui/desk/types.js";
 import { gateProgress } from "../ui/gate-view.js";
@@ -11,6 +12,7 @@ import { type DeskActionEnvironment, type DeskVerb, runDeskAction } from "./desk
 import { gateConfirmation, gateOutcome } from "./gate.js";
 import { updateConfirmation, updateOutcome } from "./update.js";
 import { dropConfirmation, dropOutcome } from "./worktree-drop.js";
+import { parkConfirmation, parkOutcome } from "./worktree-park.js";
 import { applyReclaim, planReclaim, reclaimConfirmation } from "./worktree-prune.js";
 
 /**
@@ -76,6 +78,19 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
         confirmation: reclaimConfirmation(reclaim, c),
         note: `the desk reclaims ${reclaim.candidate.id} alone; the command reclaims every contained berth and also prunes stale, landed and orphaned items`,
         apply: () => applyReclaim(ctx, reclaim),
+      };
+    },
+  },
+
+  park: {
+    verb: "worktree park",
+    inBerth: false,
+    async plan(ctx, item, c) {
+      const plan = await planPark(ctx, { target: item.row.path });
+      return {
+        confirmation: parkConfirmation(plan, c),
+        note: null,
+        apply: async () => parkOutcome(await applyPark(ctx, plan)),
       };
     },
   },

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Context } from "../context.js";
 import { readDeskDetail } from "../core/desk/detail.js";
-import { deskFolders, startDeskFeed } from "../core/desk/feed.js";
+import { deskFolders, measuredRead, startDeskFeed } from "../core/desk/feed.js";
 import { actionUnavailable, buildDeskModel } from "../core/desk/model.js";
 import { readStatus } from "../core/fleet/status.js";
 import { openRepository } from "../core/repo/repository.js";
@@ -11,6 +11,7 @@ import { readAdminKeys } from "../io/admin-dirs.js";
 import { success } from "../result.js";
 import { shellCommand } from "../text.js";
 import type { DeskController, DeskSession, DeskSnapshot } from "../ui/desk/types.js";
+import { colorsFor } from "../ui/style.js";
 import type { CommandOutcome } from "./outcome.js";
 
 /**
@@ -60,7 +61,9 @@ export async function deskCommand(
     };
   };
 
-  let latest = await read();
+  // The first reading's cost paces the first periodic re-read (core/desk/feed.ts).
+  const first = await measuredRead(read);
+  let latest = first.value;
   const listeners = new Set<(update: DeskSnapshot | Error) => void>();
   const feed = startDeskFeed<Reading>(
     {
@@ -74,6 +77,7 @@ export async function deskCommand(
         const failure = error instanceof Error ? error : new Error(String(error));
         for (const listener of listeners) listener(failure);
       },
+      initialCostMs: first.costMs,
     },
     latest,
   );
@@ -87,7 +91,7 @@ export async function deskCommand(
     },
     current: () => latest.snapshot,
     refresh: () => feed.refresh(),
-    detail: (item) => readDeskDetail(item, latest.snapshot.model.trunk.tip, liveCwd()),
+    detail: (item) => readDeskDetail(item, latest.snapshot.model.trunk.tip, liveCwd(), commonDir),
     unavailable: actionUnavailable,
     propose: (action, item) => {
       if (action === "shell" || item.kind !== "berth") {
@@ -105,6 +109,7 @@ export async function deskCommand(
     selectedKey: null,
     selectedIndex: 0,
     detailOpen: false,
+    filter: "",
     message: null,
   };
 
@@ -113,6 +118,7 @@ export async function deskCommand(
     await runDesk({
       controller,
       session,
+      color: colorsFor(ctx.stdoutIsTTY, ctx.env).isColorSupported,
       openShell: (path, id) => {
         feed.pause();
         try {

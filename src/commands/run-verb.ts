@@ -16,17 +16,20 @@ import type { CommandOutcome } from "./outcome.js";
 /**
  * Verbs that change something: each writes a begin and a finish event to the
  * logbook (unless `--dry-run`, which changes nothing). Keyed by the verb name
- * as typed after `berth`; pure observers (status, logbook) are never listed.
+ * as typed after `berth`; pure observers (status, logbook) are never listed; `describe` is logged only when
+ * it changes something (cli.ts runs a bare `describe` as a dry run).
  */
 const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
   "init",
   "start",
+  "describe",
   "gate",
   "update",
   "accept",
   "await",
   "worktree setup",
   "worktree teardown",
+  "worktree park",
   "worktree drop",
   "worktree prune",
 ]);

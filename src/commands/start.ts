@@ -1,4 +1,5 @@
 import type { Context } from "../context.js";
+import { loadBrief, normaliseTitle } from "../core/berth/briefs.js";
 import { startBerth } from "../core/lifecycle/start.js";
 import { renderStart } from "../ui/start-view.js";
 import type { CommandOutcome } from "./outcome.js";
@@ -6,11 +7,13 @@ import type { CommandOutcome } from "./outcome.js";
 export async function startCommand(
   ctx: Context,
   name: string | undefined,
-  options: { from?: string; dryRun?: boolean },
+  options: { from?: string; title?: string; brief?: string; dryRun?: boolean },
 ): Promise<CommandOutcome> {
   const result = await startBerth(ctx, {
     name,
     from: options.from,
+    ...(options.title === undefined ? {} : { title: normaliseTitle(options.title) }),
+    ...(options.brief === undefined ? {} : { brief: await loadBrief(ctx, options.brief) }),
     dryRun: options.dryRun === true,
   });
   return { result, human: (c) => renderStart(result, c) };

@@ -18,6 +18,15 @@ export async function addWorktree(
   await runGit(["worktree", "add", "--no-track", "-b", branch, path, commit], { cwd });
 }
 
+/** `git worktree add <path> <branch>`: a checkout of a branch that exists (a parked berth resumed). */
+export async function addWorktreeOnBranch(
+  cwd: string,
+  path: string,
+  branch: string,
+): Promise<void> {
+  await runGit(["worktree", "add", path, branch], { cwd });
+}
+
 /**
  * Removes a registration and its checkout through git. `force` discards
  * uncommitted changes (callers decide that, never this function). It is

@@ -17,8 +17,13 @@ export interface WatchedFolder {
 export interface FolderWatchOptions {
   /** Events within this window after the first one fire once. */
   debounceMs: number;
-  /** `onChange` also fires this often, events or not. */
+  /** `onChange` also fires this often, events or not (unless `onPoll` is given). */
   pollMs: number;
+  /**
+   * Called by the poll instead of `onChange`: the caller paces its own
+   * periodic work (the desk), and the poll only re-arms the watches.
+   */
+  onPoll?: () => void;
 }
 
 export interface FolderWatch {
@@ -79,7 +84,7 @@ export function watchFolders(
   armAll();
   const poll = setInterval(() => {
     armAll();
-    onChange();
+    (options.onPoll ?? onChange)();
   }, options.pollMs);
 
   return {

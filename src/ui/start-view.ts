@@ -11,8 +11,11 @@ export function renderStart(
   const data = result.data;
   if (data === null) return { stdout: "", stderr: "" };
   const dry = result.dryRun;
+  const title = data.title === undefined ? "" : ` "${data.title}"`;
   const lines = [
-    `${dry ? "would start" : "started"} ${c.bold(data.id)} on ${data.branch} from ${data.from} (${shortOid(data.from_tip)}), port ${data.port}`,
+    data.resumed
+      ? `${dry ? "would resume" : "resumed"} ${c.bold(data.id)}${title} on its parked branch ${data.branch} (${shortOid(data.from_tip)}), port ${data.port}`
+      : `${dry ? "would start" : "started"} ${c.bold(data.id)}${title} on ${data.branch} from ${data.from} (${shortOid(data.from_tip)}), port ${data.port}`,
   ];
   if (dry) {
     for (const step of result.plan.steps) {

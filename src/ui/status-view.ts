@@ -1,29 +1,47 @@
 import type { StatusData, StatusRow } from "../core/fleet/status.js";
 import { INTERRUPTED_PREFIX } from "../core/logbook/worktree-digest.js";
-import { shortOid } from "../text.js";
+import { shellCommand, shortOid } from "../text.js";
 import type { Colors } from "./style.js";
 import { renderTable } from "./table.js";
 
+/** Titles are cut to this many characters in the table (`berth describe` shows them whole). */
+const TITLE_WIDTH = 40;
+
 export function renderStatus(data: StatusData, c: Colors, now: Date = new Date()): string {
   if (data.worktrees.length === 0) return "No worktrees.\n";
+  // The title column appears once any berth has a title.
+  const titled = data.worktrees.some((row) => row.title !== null);
+  const overlapping = new Set(data.overlaps.flatMap((o) => o.berths));
   const rows = data.worktrees.map((row) => [
     row.is_current ? c.bold("*") : " ",
     row.id,
+    ...(titled ? [row.title === null ? c.dim("-") : cut(row.title, TITLE_WIDTH)] : []),
     row.branch ?? c.dim("(detached)"),
-    stateLabel(row, c),
+    overlapping.has(row.id)
+      ? `${stateLabel(row, c)} ${c.yellow("(overlaps)")}`
+      : stateLabel(row, c),
     cleanLabel(row, c),
     aheadBehind(row),
     receiptLabel(row, c),
     activityLabel(row, c, now),
     row.port === null ? c.dim("-") : String(row.port),
   ]);
-  const header = ["", "id", "branch", "state", "tree", "+/-", "receipt", "activity", "port"].map(
-    (h) => c.dim(h),
-  );
+  const header = [
+    "",
+    "id",
+    ...(titled ? ["title"] : []),
+    "branch",
+    "state",
+    "tree",
+    "+/-",
+    "receipt",
+    "activity",
+    "port",
+  ].map((h) => c.dim(h));
   const trunk = data.trunk.name
     ? `trunk ${data.trunk.name}${data.trunk.tip ? ` at ${shortOid(data.trunk.tip)}` : " (missing)"}`
     : "trunk unknown";
-  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n${renderKeptRefs(data, c)}${renderLandings(data, c, now)}`;
+  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n${renderKeptRefs(data, c)}${renderLandings(data, c, now)}${renderOverlaps(data, c)}`;
 }
 
 /** Recent landings, newest first: what a berth that is gone became. */
@@ -36,22 +54,53 @@ function renderLandings(data: StatusData, c: Colors, now: Date): string {
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
+function cut(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+/** Unlanded berths changing the same files: the second to land would meet a conflict. */
+function renderOverlaps(data: StatusData, c: Colors): string {
+  const lines = data.overlaps.map((overlap) => {
+    const who = listed(overlap.berths);
+    const shown = overlap.files.slice(0, 3).join(", ");
+    const more = overlap.files.length > 3 ? `, and ${overlap.files.length - 3} more` : "";
+    const files =
+      overlap.files.length === 1 ? shown : `${overlap.files.length} files: ${shown}${more}`;
+    return `${c.yellow("overlap:")} ${who} ${overlap.berths.length === 2 ? "both " : ""}change ${files}`;
+  });
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
+}
+
+function listed(names: readonly string[]): string {
+  if (names.length <= 2) return names.join(" and ");
+  return `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
 /**
  * Kept refs: one inside a live container is a calm fact printed beside it;
- * only a ref no live branch holds gets the abandoned-work warning and the way back.
+ * only a ref no live branch holds gets the abandoned-work warning and the way
+ * back. A parked branch was shelved on purpose: it says how to resume it.
  */
 function renderKeptRefs(data: StatusData, c: Colors): string {
   const lines: string[] = [];
   for (const ref of data.refs) {
     const ahead = ref.ahead === null ? "" : ` (+${ref.ahead})`;
-    if (!ref.abandoned) {
+    const title = ref.title === null ? "" : ` "${ref.title}"`;
+    if (ref.state === "parked") {
       lines.push(
-        c.dim(`kept ref ${ref.branch}${ahead} at ${shortOid(ref.tip)}, inside ${ref.contained_by}`),
+        `${c.cyan("parked:")} ${ref.branch}${ahead} at ${shortOid(ref.tip)}${title}`,
+        `  resume it with: ${shellCommand(["berth", "start", "--from", ref.branch])}`,
+      );
+    } else if (!ref.abandoned) {
+      lines.push(
+        c.dim(
+          `kept ref ${ref.branch}${ahead} at ${shortOid(ref.tip)}${title}, inside ${ref.contained_by}`,
+        ),
       );
     } else {
       lines.push(
-        `${c.yellow("abandoned work:")} ${ref.branch}${ahead} at ${shortOid(ref.tip)} has commits no live branch holds`,
-        `  resume it with: berth start --from ${ref.branch}`,
+        `${c.yellow("abandoned work:")} ${ref.branch}${ahead} at ${shortOid(ref.tip)}${title} has commits no live branch holds`,
+        `  resume it with: ${shellCommand(["berth", "start", "--from", ref.branch])}`,
       );
     }
   }

@@ -200,6 +200,30 @@ describe.concurrent(SCENARIOS, { timeout: 180_000 }, () => {
     await check("prune-status-kept-refs", ["status", "--json"]);
   });
 
+  it("titles and briefs, park and resume, overlaps", async (t) => {
+    const { repo, g, check } = fixture(t, RESOURCE);
+    const started = await check("start-titled", [
+      "start",
+      "shelf",
+      "--title",
+      "Shelved idea",
+      "--json",
+    ]);
+    const shelf = started.json.data as { id: string; branch: string; path: string };
+    repo.write("shelf.txt", "shelf\n", shelf.path);
+    repo.commit("shelf", shelf.path);
+    await check("describe-set-title", ["describe", shelf.id, "--title", "Shelved, v2", "--json"]);
+    await check("park-dry-run", ["worktree", "park", shelf.id, "--dry-run", "--json"]);
+    await check("park-refuses-unconfirmed", ["worktree", "park", shelf.id, "--json"]);
+    await check("park-yes", ["worktree", "park", shelf.id, "--yes", "--json"]);
+    await check("status-parked", ["status", "--json"]);
+    await check("describe-parked", ["describe", shelf.branch, "--json"]);
+    await check("start-resume", ["start", "--from", shelf.branch, "--json"]);
+    await g.start("left", { file: "shared.txt" });
+    await g.start("right", { file: "shared.txt" });
+    await check("status-overlaps", ["status", "--json"]);
+  });
+
   it("desk without a terminal, a usage error, outside a repository", async (t) => {
     const { repo, check } = fixture(t);
     await check("desk-refuses-without-tty", ["desk", "--json"]);

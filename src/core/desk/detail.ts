@@ -3,6 +3,7 @@ import { listCommitsNotIn } from "../../git/commits.js";
 import type { CommitSubject } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { readGitFile } from "../../io/admin-dirs.js";
+import { readBriefRecord } from "../../io/briefs.js";
 import { readReceipt, type StoredReceipt } from "../../io/receipt-file.js";
 import type { DeskItem } from "./model.js";
 
@@ -10,7 +11,7 @@ import type { DeskItem } from "./model.js";
  * The desk's detail pane: the facts a row does not carry (the subjects of
  * the commits ahead, the changed files, the receipt itself). Read only for
  * the selected item, never per row: at most one `git log` and one
- * `git status`, plus two small file reads.
+ * `git status`, plus three small file reads (the brief among them).
  */
 
 export const DETAIL_COMMITS = 20;
@@ -24,6 +25,8 @@ export interface DeskDetail {
   fileCount: number | null;
   /** The gate receipt as recorded; null when there is none (or no checkout). */
   receipt: StoredReceipt | null;
+  /** The branch's brief (`berth describe`); null when none. */
+  brief: string | null;
 }
 
 /**
@@ -34,12 +37,15 @@ export async function readDeskDetail(
   item: DeskItem,
   trunkTip: string | null,
   cwd: string,
+  commonDir: string,
 ): Promise<DeskDetail> {
+  const branch = item.kind === "ref" ? item.ref.branch : item.row.branch;
+  const brief = branch === null ? null : (readBriefRecord(commonDir, branch)?.brief ?? null);
   if (item.kind === "ref") {
     const commits = await listCommitsNotIn(cwd, item.ref.tip, trunkTip, DETAIL_COMMITS).catch(
       () => null,
     );
-    return { commits, files: null, fileCount: null, receipt: null };
+    return { commits, files: null, fileCount: null, receipt: null, brief };
   }
   const { row } = item;
   const hasFolder = !row.prunable && row.readable !== false;
@@ -55,6 +61,7 @@ export async function readDeskDetail(
     files: status === null ? null : status.paths.slice(0, DETAIL_FILES),
     fileCount: status === null ? null : status.changedFiles,
     receipt,
+    brief,
   };
 }
 

@@ -1,11 +1,15 @@
-import type { KeptRef } from "../fleet/containment.js";
-import type { StatusData, StatusRow } from "../fleet/status.js";
+import { naturalCompare, shellCommand } from "../../text.js";
+import type { Overlap } from "../fleet/overlaps.js";
+import type { StatusData, StatusRef, StatusRow } from "../fleet/status.js";
 
 /**
  * The desk's data model (spec section 8): the rows `berth status` reads,
  * grouped in decision order — ready to accept, working, contained, needs
- * attention — with the kept refs below. Pure: it only sorts what the survey
+ * attention — with the kept and parked refs below, each list in natural
+ * order (`bulk-2` before `bulk-10`). Pure: it only sorts what the survey
  * already knows, so the desk and `status` cannot disagree about a row.
+ * The advice it gives (a row's notes) names only a verb that would run:
+ * a dirty berth behind the trunk is told to commit or stash first.
  */
 
 export type DeskGroupKey = "ready" | "working" | "contained" | "attention";
@@ -29,13 +33,15 @@ export interface DeskBerthItem {
   row: StatusRow;
   /** Why the row needs attention (or, in the other groups, what holds it back). */
   notes: string[];
+  /** The overlap groups (status `data.overlaps`) this berth is in. */
+  overlaps: Overlap[];
 }
 
 export interface DeskRefItem {
   kind: "ref";
   /** Stable across refreshes: `ref:<branch>`. */
   key: string;
-  ref: KeptRef;
+  ref: StatusRef;
 }
 
 export type DeskItem = DeskBerthItem | DeskRefItem;
@@ -44,21 +50,28 @@ export interface DeskGroup {
   key: DeskGroupKey;
   title: string;
   items: DeskBerthItem[];
+  /** Rows in the group before a filter; equals `items.length` unfiltered. */
+  total: number;
 }
 
 export interface DeskModel {
   trunk: StatusData["trunk"];
   /** The main checkout: shown in the header, never a row (no berth action applies to it). */
   main: StatusRow | null;
-  /** Always the four groups, in decision order, each sorted by id. */
+  /** Always the four groups, in decision order, each in natural order of id. */
   groups: DeskGroup[];
   refs: DeskRefItem[];
+  /** Refs before a filter. */
+  refsTotal: number;
   /** Every selectable item in display order: the groups' rows, then the kept refs. */
   items: DeskItem[];
+  /** The filter this model shows (filterDeskModel), or null. */
+  filter: string | null;
 }
 
 export function buildDeskModel(data: StatusData, now: Date): DeskModel {
-  const groups: DeskGroup[] = DESK_GROUPS.map((g) => ({ ...g, items: [] }));
+  const groups: DeskGroup[] = DESK_GROUPS.map((g) => ({ ...g, items: [], total: 0 }));
+  const overlaps = data.overlaps;
   let main: StatusRow | null = null;
   for (const row of data.worktrees) {
     if (row.is_main) {
@@ -68,20 +81,54 @@ export function buildDeskModel(data: StatusData, now: Date): DeskModel {
     const placed = placeRow(row, data.trunk.name, now);
     groups
       .find((g) => g.key === placed.group)
-      ?.items.push({ kind: "berth", key: row.path, group: placed.group, row, notes: placed.notes });
+      ?.items.push({
+        kind: "berth",
+        key: row.path,
+        group: placed.group,
+        row,
+        notes: placed.notes,
+        overlaps: overlaps.filter((o) => o.berths.includes(row.id)),
+      });
   }
-  for (const group of groups) group.items.sort((a, b) => compareRows(a.row, b.row));
-  const refs: DeskRefItem[] = data.refs.map((ref) => ({
-    kind: "ref",
-    key: `ref:${ref.branch}`,
-    ref,
-  }));
+  for (const group of groups) {
+    group.items.sort((a, b) => compareRows(a.row, b.row));
+    group.total = group.items.length;
+  }
+  const refs: DeskRefItem[] = [...data.refs]
+    .sort((a, b) => naturalCompare(a.branch, b.branch))
+    .map((ref) => ({ kind: "ref", key: `ref:${ref.branch}`, ref }));
   return {
     trunk: data.trunk,
     main,
     groups,
     refs,
+    refsTotal: refs.length,
     items: [...groups.flatMap((g) => g.items), ...refs],
+    filter: null,
+  };
+}
+
+/**
+ * The model narrowed to the rows whose id, branch or title contains `query`
+ * (any case); the groups and their totals stay, so a heading still says how
+ * many rows the filter hides. An empty query is no filter.
+ */
+export function filterDeskModel(model: DeskModel, query: string): DeskModel {
+  const wanted = query.trim().toLowerCase();
+  if (wanted === "") return model;
+  const matches = (...texts: (string | null)[]) =>
+    texts.some((text) => text?.toLowerCase().includes(wanted) === true);
+  const groups = model.groups.map((group) => ({
+    ...group,
+    items: group.items.filter((item) => matches(item.row.id, item.row.branch, item.row.title)),
+  }));
+  const refs = model.refs.filter((item) => matches(item.ref.branch, item.ref.title));
+  return {
+    ...model,
+    groups,
+    refs,
+    items: [...groups.flatMap((g) => g.items), ...refs],
+    filter: query.trim(),
   };
 }
 
@@ -133,11 +180,21 @@ export function attentionReasons(row: StatusRow, trunk: string | null, now: Date
       );
       break;
     case "landed":
-      reasons.push("landed: berth worktree prune clears it");
+      // prune removes only a clean landed berth: a dirty one must be committed or stashed first.
+      reasons.push(
+        row.clean === true
+          ? "landed: berth worktree prune clears it"
+          : `landed, with ${row.changed_files ?? "?"} uncommitted file(s): commit or stash first, then berth worktree prune clears it`,
+      );
       break;
   }
   if (row.behind !== null && row.behind > 0 && row.state !== "landed") {
-    reasons.push(`behind ${trunk ?? "the trunk"} by ${row.behind}: berth update`);
+    // update refuses tracked changes: never advise it to a dirty berth as it stands.
+    reasons.push(
+      row.clean === true
+        ? `behind ${trunk ?? "the trunk"} by ${row.behind}: berth update`
+        : `behind ${trunk ?? "the trunk"} by ${row.behind}: commit or stash first, then berth update`,
+    );
   }
   const idleDays = dirtyIdleDays(row, now);
   if (idleDays !== null) {
@@ -154,7 +211,7 @@ function dirtyIdleDays(row: StatusRow, now: Date): number | null {
 }
 
 function compareRows(a: StatusRow, b: StatusRow): number {
-  return a.id.localeCompare(b.id) || a.path.localeCompare(b.path);
+  return naturalCompare(a.id, b.id) || naturalCompare(a.path, b.path);
 }
 
 /**
@@ -171,7 +228,7 @@ export function reselect(model: DeskModel, key: string | null, index: number): n
   return Math.min(Math.max(index, 0), model.items.length - 1);
 }
 
-export type DeskAction = "gate" | "update" | "accept" | "reclaim" | "drop" | "shell";
+export type DeskAction = "gate" | "update" | "accept" | "reclaim" | "park" | "drop" | "shell";
 
 /**
  * Why an action is not offered on an item, or null when it is. Only the
@@ -182,8 +239,11 @@ export function actionUnavailable(item: DeskItem | undefined, action: DeskAction
   if (item === undefined) return "nothing is selected";
   if (item.kind === "ref") {
     const { ref } = item;
+    const resume = shellCommand(["berth", "start", "--from", ref.branch]);
+    if (ref.state === "parked")
+      return `${ref.branch} is parked, with no checkout; resume it with ${resume}`;
     const where = ref.abandoned
-      ? `no live branch holds its commits; resume it with berth start --from ${ref.branch}`
+      ? `no live branch holds its commits; resume it with ${resume}`
       : `its commits travel inside ${ref.contained_by}; the train's landing clears it`;
     return `${ref.branch} is a kept ref with no checkout (${where})`;
   }

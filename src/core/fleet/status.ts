@@ -1,4 +1,5 @@
 import type { Context } from "../../context.js";
+import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
 import {
   type OperationInProgress,
   type OperationKind,
@@ -13,6 +14,7 @@ import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
 import type { ContainmentEvidence, KeptRef } from "./containment.js";
+import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
 import type { FleetSurvey, WorktreeFacts } from "./survey.js";
@@ -33,6 +35,8 @@ export type { ReceiptState } from "./receipt-state.js";
 /** One row of `berth status --json` (spec section 5). */
 export interface StatusRow {
   id: string;
+  /** The berth's one-line title (`berth start --title`, `berth describe`); null when none. */
+  title: string | null;
   path: string;
   branch: string | null;
   head: string | null;
@@ -65,10 +69,24 @@ export interface StatusData {
   /** "fleet" from the main checkout or with --all; "local" for one berth. */
   scope: "fleet" | "local";
   worktrees: StatusRow[];
-  /** Branches under the prefix with no checkout and unlanded commits (kept refs). */
-  refs: KeptRef[];
+  /** Branches under the prefix with no checkout and unlanded commits (kept refs), and parked branches. */
+  refs: StatusRef[];
   /** Landings of the last 24 hours per the landing log, newest first. */
   landings: RecentLanding[];
+  /** Unlanded berths changing the same files (fleet scope only; empty for one berth). */
+  overlaps: Overlap[];
+}
+
+/**
+ * A branch with no checkout. `parked`: shelved on purpose (`berth worktree
+ * park`), listed even with no commits of its own; `contained`: inside a live
+ * container (a calm fact); `abandoned`: no live branch holds its commits.
+ */
+export type RefState = "parked" | "contained" | "abandoned";
+
+export interface StatusRef extends KeptRef {
+  state: RefState;
+  title: string | null;
 }
 
 export interface StatusOptions {
@@ -89,17 +107,22 @@ export async function readStatus(
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
   // A file read beside the survey's git processes; it costs the survey nothing.
   const landingsRead = readRecentLandings(repo.location.commonDir, ctx.now());
-  const { survey, inScope, receipts, activity, containment } = await readFleet(repo, {
+  const { survey, inScope, receipts, activity, containment, overlaps } = await readFleet(repo, {
     now: () => ctx.now(),
     ...(scope === "fleet" ? {} : { readStatusOf: (w) => w.isCurrent }),
     inScope: (w) => scope === "fleet" || w.isCurrent,
     receipts: true,
+    overlaps: scope === "fleet",
   });
   const landings = await landingsRead;
+  // Files only: one readdir and a small read per record.
+  const records = readBriefRecords(repo.location.commonDir);
   const rows = inScope.map((w) => {
     const verdict = containment.worktrees.get(w.entry.path);
     const evidence = verdict?.contained ? verdict.evidence : null;
-    return withActivity(toStatusRow(survey, w, receipts.get(w.entry.path), evidence), activity);
+    const row = toStatusRow(survey, w, receipts.get(w.entry.path), evidence);
+    row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
+    return withActivity(row, activity);
   });
   const hints: string[] = inProgressHints(rows, inScope);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
@@ -113,6 +136,9 @@ export async function readStatus(
   if (activity.logbook === "unreadable") {
     hints.push("the logbook could not be read: running and last_action are unknown");
   }
+  if (overlaps?.unreadable) {
+    hints.push("git could not list the berths' changed files: overlaps are unknown");
+  }
   return {
     ok: true,
     verb: "status",
@@ -120,8 +146,12 @@ export async function readStatus(
       trunk: { name: survey.trunk.name, tip: survey.trunk.tip },
       scope,
       worktrees: rows,
-      refs: scope === "fleet" ? containment.refs.filter((r) => !rebasing.has(r.branch)) : [],
+      refs:
+        scope === "fleet"
+          ? statusRefs(survey, containment.refs, records).filter((r) => !rebasing.has(r.branch))
+          : [],
       landings,
+      overlaps: overlaps?.groups ?? [],
     },
     hints,
   };
@@ -136,6 +166,57 @@ function missingTrunkHint(trunk: Trunk): string {
   return `trunk ${trunk.name} does not exist yet; ahead/behind are unknown`;
 }
 
+/**
+ * The kept refs as the containment module classified them, each with its
+ * title, and a parked branch marked `parked` (never abandoned: it was shelved
+ * on purpose). A parked branch with no commits of its own is listed too, or
+ * it would vanish from view.
+ */
+export function statusRefs(
+  survey: FleetSurvey,
+  kept: readonly KeptRef[],
+  records: ReadonlyMap<string, BriefRecord>,
+): StatusRef[] {
+  const parkedOf = (branch: string) => records.get(branch)?.parked != null;
+  const refs: StatusRef[] = kept.map((ref) => {
+    const parked = parkedOf(ref.branch);
+    return {
+      ...ref,
+      abandoned: ref.abandoned && !parked,
+      state: parked ? "parked" : ref.abandoned ? "abandoned" : "contained",
+      title: records.get(ref.branch)?.title ?? null,
+    };
+  });
+  const listed = new Set(kept.map((ref) => ref.branch));
+  const checkedOut = new Set(
+    survey.worktrees.flatMap((w) => (w.entry.branch ? [w.entry.branch] : [])),
+  );
+  for (const [branch, record] of records) {
+    const tip = survey.branches.get(branch);
+    if (
+      record.parked === null ||
+      tip === undefined ||
+      listed.has(branch) ||
+      checkedOut.has(branch)
+    ) {
+      continue;
+    }
+    const trunkTip = survey.trunk.tip;
+    refs.push({
+      branch,
+      tip,
+      ahead: trunkTip === null ? null : survey.ancestry.countExclusive(tip, trunkTip),
+      contained_by: null,
+      container_tip: null,
+      container_ahead: null,
+      abandoned: false,
+      state: "parked",
+      title: record.title,
+    });
+  }
+  return refs.sort((a, b) => a.branch.localeCompare(b.branch));
+}
+
 export function toStatusRow(
   survey: FleetSurvey,
   w: WorktreeFacts,
@@ -146,6 +227,7 @@ export function toStatusRow(
   const id = w.marker?.id ?? basenameOf(w.entry.path);
   return {
     id,
+    title: null,
     path: w.entry.path,
     branch: w.entry.branch,
     head: w.entry.head,

@@ -59,6 +59,11 @@ export interface SurveyOptions {
    */
   readStatusOf?: (facts: Pick<WorktreeFacts, "isMain" | "isCurrent" | "entry">) => boolean;
   poolSize?: number;
+  /**
+   * Called once the registrations and refs are read, while the statuses still
+   * run: work that needs only those (status's overlaps) starts beside them.
+   */
+  onRefs?: (refs: { trunk: Trunk; entries: readonly WorktreeEntry[] }) => void;
 }
 
 export async function surveyFleet(
@@ -83,6 +88,7 @@ export async function surveyFleet(
     listRefs(cwd, TRUNK_REF_PREFIXES),
   ]);
   const trunk = detectTrunk(repo.config, refs);
+  options.onRefs?.({ trunk, entries });
   const branches = new Map(
     refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => [r.ref.slice(11), r.oid]),
   );

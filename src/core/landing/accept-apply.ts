@@ -9,6 +9,7 @@ import { deleteLandingRecord, writeLandingRecord } from "../../io/unfinished-lan
 import type { StepOutcome, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand, shortOid } from "../../text.js";
 import { deleteBranch } from "../lifecycle/branch-deletion.js";
+import { youWereInside } from "../lifecycle/removal-facts.js";
 import { applyTeardown } from "../lifecycle/teardown.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { refusal, updateThenAccept } from "./accept-subject.js";
@@ -325,7 +326,7 @@ export async function applyAccept(
     );
   }
   if (plan.isCurrent && data.landing.worktree_removed) {
-    hints.push(`you were inside ${data.path}; ${shellCommand(["cd", repo.mainPath])}`);
+    hints.push(youWereInside(data.path, repo.mainPath));
   }
   const result: VerbResult<AcceptData> = {
     ok: problems.length === 0,

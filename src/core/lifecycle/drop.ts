@@ -31,6 +31,7 @@ import {
   plannedDestroys,
   teardownTargetOf,
   unownedRefusal,
+  youWereInside,
 } from "./removal-facts.js";
 import { applyTeardown, type TeardownTarget, teardownError } from "./teardown.js";
 
@@ -330,7 +331,7 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
     }
   });
   if (plan.worktree.isCurrent) {
-    hints.push(`you were inside ${data.path}; ${shellCommand(["cd", repo.mainPath])}`);
+    hints.push(youWereInside(data.path, repo.mainPath));
   }
   return { ok: true, verb: "worktree drop", data, plan: { steps: plan.steps }, steps, hints };
 }

@@ -40,7 +40,7 @@ export function plannedTeardownTarget(row: {
 }
 
 /** The verbs that refuse up front to remove a berth; each words its refusals its own way. */
-export type RemovingVerb = "accept" | "worktree drop";
+export type RemovingVerb = "accept" | "worktree drop" | "worktree park";
 
 interface Wording {
   main: string;
@@ -65,6 +65,13 @@ const WORDING: Record<RemovingVerb, Wording> = {
     locked: "berth never drops a locked worktree, not even with --force",
     unowned:
       "berth did not create it and will not remove it; if you mean to discard it, git worktree remove it",
+    unownedNext: shellCommand(["git", "worktree", "list"]),
+  },
+  "worktree park": {
+    main: "berth never parks it (berth status lists the berths to park)",
+    mainNext: shellCommand(["berth", "status"]),
+    locked: "parking removes the checkout, and berth never removes a locked worktree",
+    unowned: "berth did not create it and will not remove it",
     unownedNext: shellCommand(["git", "worktree", "list"]),
   },
 };
@@ -149,4 +156,9 @@ export async function ignoredFilesOf(path: string): Promise<DiskUsage> {
 /** How a plan's "remove worktree" step says what goes with the checkout. */
 export function goesWithIt(ignored: DiskUsage): string {
   return `${describeIgnored(ignored)} go with it`;
+}
+
+/** The hint after removing the checkout the verb ran in: where to go now. */
+export function youWereInside(removedPath: string | null, mainPath: string): string {
+  return `you were inside ${removedPath ?? "the removed checkout"}; ${shellCommand(["cd", mainPath])}`;
 }

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { UserError } from "../../errors.js";
 import type { listRefs } from "../../git/refs.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
+import type { BriefRecord } from "../../io/briefs.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { adminDirFor, worktreeRootFor } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
@@ -13,6 +14,7 @@ import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
 import type { Repository } from "../repo/repository.js";
 import { createTrunkCommand, describeMissingTrunk, detectTrunk } from "../repo/trunk.js";
 import type { StartData } from "./start.js";
+import type { BaseBranch } from "./start-resume.js";
 
 /**
  * A new berth's identity, free of every live sibling (spec section 5): the
@@ -101,6 +103,16 @@ export interface Identity {
   facts: BerthFacts;
   plan: PlanStep[];
   hints: string[];
+  /** The branch's record once started (null: none to keep). */
+  record: BriefRecord | null;
+}
+
+export interface IdentityContext {
+  /** The parked branch this start resumes, or null for a new branch. */
+  resume: BaseBranch | null;
+  /** The record the new berth's branch will carry (its `branch` is set here). */
+  record: BriefRecord | null;
+  nameGiven: boolean;
 }
 
 /** Everything that follows from the minted id: branch, folder, port, the plan. */
@@ -109,8 +121,11 @@ export function describeIdentity(
   base: ResolvedBase,
   trunkName: string | null,
   minted: MintedId,
+  context: IdentityContext,
 ): Identity {
-  const branch = `${repo.config.repository.branch_prefix}${minted.id}`;
+  const { resume } = context;
+  const branch = resume?.branch ?? `${repo.config.repository.branch_prefix}${minted.id}`;
+  const record = context.record === null ? null : { ...context.record, branch };
   const path = join(worktreeRootFor(repo.mainPath, repo.config.worktree.root), minted.id);
   const port = portFor(minted.id, repo.config.worktree.port_base, repo.config.worktree.port_span);
   const data: StartData = {
@@ -121,6 +136,8 @@ export function describeIdentity(
     from: base.name,
     from_tip: base.commit,
     ...(minted.nameNote === null ? {} : { name_note: minted.nameNote }),
+    ...(record?.title ? { title: record.title } : {}),
+    ...(resume === null ? {} : { resumed: true as const }),
   };
   const facts: BerthFacts = {
     id: minted.id,
@@ -130,24 +147,53 @@ export function describeIdentity(
     trunk: trunkName,
     repo: repo.mainPath,
   };
+  const hints = minted.nameNote === null ? [] : [minted.nameNote];
+  const parked = resume?.record?.parked;
+  if (parked && minted.id !== parked.id) {
+    hints.push(`${parked.id}'s folder or port is taken now; resumed as ${minted.id}`);
+  }
+  if (resume !== null && context.nameGiven && parked && minted.id === parked.id) {
+    hints.push(`resuming ${branch}: it keeps its id ${parked.id}; the name given is not used`);
+  }
   return {
     data,
     facts,
-    plan: planSteps(repo, facts, base),
-    hints: minted.nameNote === null ? [] : [minted.nameNote],
+    plan: planSteps(repo, facts, base, resume, record),
+    hints,
+    record,
   };
 }
 
-function planSteps(repo: Repository, facts: BerthFacts, base: ResolvedBase): PlanStep[] {
+function planSteps(
+  repo: Repository,
+  facts: BerthFacts,
+  base: ResolvedBase,
+  resume: BaseBranch | null,
+  record: BriefRecord | null,
+): PlanStep[] {
   const { resources, setup, env_files } = repo.config.worktree;
+  const parkedAt = resume?.record?.parked?.at;
   const plan: PlanStep[] = [
-    {
-      step: "create worktree",
-      target: facts.path,
-      detail: `branch ${facts.branch} at ${base.commit.slice(0, 12)} (${base.name})`,
-    },
+    resume === null
+      ? {
+          step: "create worktree",
+          target: facts.path,
+          detail: `branch ${facts.branch} at ${base.commit.slice(0, 12)} (${base.name})`,
+        }
+      : {
+          step: "resume worktree",
+          target: facts.path,
+          detail: `parked branch ${facts.branch} at ${base.commit.slice(0, 12)}${parkedAt ? ` (parked ${parkedAt})` : ""}`,
+        },
     { step: "write ready marker", target: facts.branch },
   ];
+  if (record !== null) {
+    plan.push({
+      step: "write brief record",
+      target: facts.branch,
+      detail: record.title === null ? "its brief" : `title "${record.title}"`,
+    });
+  }
   for (const resource of resources) {
     plan.push({
       step: "create resource",

@@ -3,9 +3,10 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { deleteRef, listRefs } from "../../git/refs.js";
 import { hasCommits } from "../../git/repo.js";
-import { addWorktree, removeWorktree } from "../../git/worktrees.js";
+import { addWorktree, addWorktreeOnBranch, removeWorktree } from "../../git/worktrees.js";
 import { readGitFile } from "../../io/admin-dirs.js";
 import { deleteBranchRecord, writeBranchRecord } from "../../io/branch-records.js";
+import { type BriefRecord, type ParkedState, readBriefRecord } from "../../io/briefs.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { withFleetLock } from "../../io/lock.js";
 import { writeReadyMarker } from "../../io/ready-marker.js";
@@ -17,31 +18,32 @@ import {
 } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { VERSION } from "../../version.js";
+import { type BriefChange, forgetRecordsWithout, storeRecord } from "../berth/briefs.js";
 import type { BerthFacts } from "../berth/env.js";
-import { writeEnvFiles } from "../berth/env-files.js";
-import { cryptoHex, type RandomHex } from "../berth/identity.js";
-import {
-  createResources,
-  describeFailure,
-  ensureResources,
-  type ResourceOwner,
-} from "../berth/resources.js";
-import { describeSetupFailure, runSetupEnsure, runSetupSteps } from "../berth/setup-steps.js";
+import { cryptoHex, type MintedId, type RandomHex } from "../berth/identity.js";
+import { createResources, describeFailure, type ResourceOwner } from "../berth/resources.js";
 import type { ResolvedBase } from "../repo/from-ref.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk } from "../repo/trunk.js";
 import {
   chooseBase,
   describeIdentity,
+  type Identity,
   isFreeId,
   mintFreeId,
   readTakenIdentities,
+  type TakenIdentities,
 } from "./start-identity.js";
+import { isFreeForResume, readBaseBranch, recordFor, resumedId } from "./start-resume.js";
+import { runStartSetup, type StepFailure } from "./start-setup.js";
 import { applyTeardown } from "./teardown.js";
 
 export interface StartOptions {
   name?: string | undefined;
   from?: string | undefined;
+  /** `--title` (normalised) and `--brief` (its text): stored in the branch's record. */
+  title?: string | null | undefined;
+  brief?: string | null | undefined;
   dryRun?: boolean;
   random?: RandomHex;
 }
@@ -54,6 +56,10 @@ export interface StartData {
   from: string;
   from_tip: string;
   name_note?: string;
+  /** Present when the berth has a title (given, or carried by the branch it resumes). */
+  title?: string;
+  /** Present when `--from` named a parked branch: its checkout came back on that same branch. */
+  resumed?: true;
 }
 
 export async function startBerth(
@@ -74,36 +80,65 @@ export async function startBerth(
   const random = options.random ?? cryptoHex;
   const trunkName = detectTrunk(repo.config, refs).name;
   const taken = await readTakenIdentities(repo, refs);
-  let identity = describeIdentity(
-    repo,
-    base,
-    trunkName,
-    mintFreeId(repo, taken, options.name, random),
-  );
+  const commonDir = repo.location.commonDir;
+  const baseBranch = await readBaseBranch(repo, base);
+  const resume = baseBranch?.record?.parked && !baseBranch.checkedOut ? baseBranch : null;
+  const change: BriefChange = { title: options.title, brief: options.brief };
+  const mint = (free: TakenIdentities): MintedId =>
+    resume?.record?.parked
+      ? resumedId(repo, free, resume.record.parked, options.name, random)
+      : mintFreeId(repo, free, options.name, random);
+  const shape = (minted: MintedId): Identity =>
+    describeIdentity(repo, base, trunkName, minted, {
+      resume,
+      record: recordFor(baseBranch, resume, change, ctx.now()),
+      nameGiven: options.name !== undefined,
+    });
+  let identity = shape(mint(taken));
   if (options.dryRun) {
     return plannedResult("start", identity.data, identity.plan, { hints: identity.hints });
   }
 
-  const commonDir = repo.location.commonDir;
-  const run: StartRun = { repo, ctx, facts: identity.facts, base, steps: [], owner: null };
+  const run: StartRun = {
+    repo,
+    ctx,
+    facts: identity.facts,
+    base,
+    steps: [],
+    owner: null,
+    resumed: resume !== null,
+    recordBefore: null,
+    recordWritten: false,
+  };
 
   // Under the fleet lock: what the fleet sees (checkout, branch, marker, ledger, resources).
   await withFleetLock(commonDir, "start", async () => {
     // The id is checked again here: a start running beside this one may have
     // taken its branch, folder or port since it was chosen.
     const now = await readTakenIdentities(repo, await listRefs(cwd, ["refs/heads"]));
-    if (!isFreeId(repo, now, identity.data.id)) {
-      identity = describeIdentity(
-        repo,
-        base,
-        trunkName,
-        mintFreeId(repo, now, options.name, random),
-      );
+    const stillFree =
+      resume === null
+        ? isFreeId(repo, now, identity.data.id)
+        : isFreeForResume(repo, now, identity.data.id, resume.branch);
+    if (!stillFree) {
+      identity = shape(mint(now));
       run.facts = identity.facts;
     }
     ctx.journal.begin({ branch: identity.data.branch, path: identity.data.path });
-    await createCheckout(run, options.from ?? null);
+    await createCheckout(run, resume?.record?.parked ?? null, options.from ?? null);
     try {
+      // The record travels with the branch: written once the checkout exists, restored by an undo.
+      run.recordBefore = readBriefRecord(commonDir, identity.data.branch);
+      run.recordWritten = true;
+      await forgetRecordsWithout(commonDir, new Set([...now.branches, identity.data.branch]));
+      await storeRecord(commonDir, identity.data.branch, identity.record);
+      if (identity.record !== null) {
+        run.steps.push({
+          step: "write brief record",
+          target: identity.data.branch,
+          outcome: "done",
+        });
+      }
       await createStartResources(run, identity.hints);
     } catch (error) {
       if (error instanceof UserError) throw error;
@@ -114,7 +149,7 @@ export async function startBerth(
 
   // Outside the lock: commands that change only this berth's checkout. A long
   // `npm ci` must not keep every other berth verb waiting (docs/decisions/0007).
-  const failed = await runStartSetup(run, hints).catch(
+  const failed = await runStartSetup({ ...run, owner: ownerOfRun(run) }, hints).catch(
     (error: Error): StepFailure => ({ step: "setup", detail: error.message }),
   );
   if (failed !== null) {
@@ -139,11 +174,6 @@ export async function startBerth(
   return appliedResult("start", data, plan, run.steps, { hints });
 }
 
-interface StepFailure {
-  step: string;
-  detail: string;
-}
-
 /** Resources in file order, each recorded before its create runs; a required failure undoes the run. */
 async function createStartResources(run: StartRun, hints: string[]): Promise<void> {
   const { repo, ctx, steps } = run;
@@ -165,68 +195,6 @@ async function createStartResources(run: StartRun, hints: string[]): Promise<voi
   }
 }
 
-/** Env files, setup steps, then convergent setup (resource ensure, setup ensure); the first failure. */
-async function runStartSetup(run: StartRun, hints: string[]): Promise<StepFailure | null> {
-  const { repo, ctx, facts, steps } = run;
-  const env = await writeEnvFiles(repo, facts);
-  for (const file of env.written)
-    steps.push({ step: "write env file", target: file, outcome: "done" });
-  for (const { file, reason } of env.skipped) {
-    steps.push({ step: "write env file", target: file, outcome: "skipped", reason });
-    hints.push(`env file ${file} left alone: ${reason}`);
-  }
-  if (env.missing.length > 0) {
-    hints.push(`inherit_env: no env file of the main checkout defines ${env.missing.join(", ")}`);
-  }
-
-  const setupSteps = await runSetupSteps(repo, ctx, facts);
-  for (const command of setupSteps.ran) {
-    steps.push({ step: "run setup step", target: command, outcome: "done" });
-  }
-  if (setupSteps.failure) {
-    const detail = describeSetupFailure(setupSteps.failure);
-    steps.push({
-      step: "run setup step",
-      target: setupSteps.failure.command,
-      outcome: "failed",
-      reason: detail,
-    });
-    return { step: setupSteps.failure.step, detail };
-  }
-
-  const ensured = await ensureResources(repo, ctx, ownerOfRun(run), { createMissing: false });
-  for (const name of ensured.ensured) {
-    steps.push({ step: "ensure resource", target: name, outcome: "done" });
-  }
-  hints.push(...ensured.warnings);
-  if (ensured.failure) {
-    const detail = describeFailure(ensured.failure);
-    steps.push({
-      step: "ensure resource",
-      target: ensured.failure.resource,
-      outcome: "failed",
-      reason: detail,
-    });
-    return { step: `ensure resource ${ensured.failure.resource}`, detail };
-  }
-
-  const setupEnsure = await runSetupEnsure(repo, ctx, facts);
-  for (const command of setupEnsure.ran) {
-    steps.push({ step: "run setup ensure", target: command, outcome: "done" });
-  }
-  if (setupEnsure.failure) {
-    const detail = describeSetupFailure(setupEnsure.failure);
-    steps.push({
-      step: "run setup ensure",
-      target: setupEnsure.failure.command,
-      outcome: "failed",
-      reason: detail,
-    });
-    return { step: setupEnsure.failure.step, detail };
-  }
-  return null;
-}
-
 function ownerOfRun(run: StartRun): ResourceOwner {
   if (run.owner === null) throw new Error("start has no checkout to set up");
   return run.owner;
@@ -240,22 +208,37 @@ interface StartRun {
   steps: StepOutcome[];
   /** Set once the checkout and its marker exist: undo then goes through the teardown. */
   owner: ResourceOwner | null;
+  /** The branch existed before (a parked berth resumed): an undo must never delete it. */
+  resumed: boolean;
+  /** The branch's brief record before this run wrote it, restored by an undo. */
+  recordBefore: BriefRecord | null;
+  recordWritten: boolean;
 }
 
-async function createCheckout(run: StartRun, from: string | null): Promise<void> {
+async function createCheckout(
+  run: StartRun,
+  parked: ParkedState | null,
+  from: string | null,
+): Promise<void> {
   const { repo, ctx, facts, base, steps } = run;
   const cwd = repo.location.cwd;
   try {
-    await addWorktree(cwd, facts.path, facts.branch, base.commit);
-    // berth made this branch: the record is what lets it delete the branch later.
-    await writeBranchRecord(repo.location.commonDir, {
-      version: 1,
-      branch: facts.branch,
-      id: facts.id,
-      created_tip: base.commit,
-      created_at: ctx.now().toISOString(),
-    });
-    steps.push({ step: "create worktree", target: facts.path, outcome: "done" });
+    if (parked === null) {
+      await addWorktree(cwd, facts.path, facts.branch, base.commit);
+      // berth made this branch: the record is what lets it delete the branch later.
+      await writeBranchRecord(repo.location.commonDir, {
+        version: 1,
+        branch: facts.branch,
+        id: facts.id,
+        created_tip: base.commit,
+        created_at: ctx.now().toISOString(),
+      });
+      steps.push({ step: "create worktree", target: facts.path, outcome: "done" });
+    } else {
+      // A parked branch berth made: its branch record is still there.
+      await addWorktreeOnBranch(cwd, facts.path, facts.branch);
+      steps.push({ step: "resume worktree", target: facts.path, outcome: "done" });
+    }
     const gitFile = await readGitFile(facts.path);
     if (gitFile === null) throw new Error(`git created ${facts.path} without a .git file`);
     const adminDir = resolve(facts.path, gitFile);
@@ -264,13 +247,19 @@ async function createCheckout(run: StartRun, from: string | null): Promise<void>
       branch: facts.branch,
       created_at: ctx.now().toISOString(),
       berth_version: VERSION,
-      from,
-      from_tip: base.commit,
+      // A resumed berth keeps the fork point it was started from (the landed rule reads it).
+      from: parked === null ? from : parked.from,
+      from_tip: parked === null ? base.commit : parked.from_tip,
     });
     steps.push({ step: "write ready marker", target: facts.branch, outcome: "done" });
     run.owner = { ...facts, adminKey: basename(adminDir) };
   } catch (error) {
-    const undone = await undoStart(repo, facts.path, facts.branch, base.commit);
+    const undone = await undoStart(
+      repo,
+      facts.path,
+      run.resumed ? null : facts.branch,
+      base.commit,
+    );
     throw new UserError(
       "precondition_failed",
       `Could not start the berth: ${(error as Error).message}. ${undone}`,
@@ -309,6 +298,12 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
     { force: true, requireClean: false },
   );
   steps.push(...teardown.steps.map((s) => ({ ...s, step: `undo: ${s.step}` })));
+  if (teardown.ok && run.recordWritten) {
+    // Back to what the branch carried before (a resumed berth is parked again).
+    await storeRecord(repo.location.commonDir, facts.branch, run.recordBefore).catch(
+      () => undefined,
+    );
+  }
   if (!teardown.ok) {
     return new UserError(
       "teardown_failed",
@@ -324,25 +319,30 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
     );
   }
   let branchNote = "";
-  try {
-    await deleteRef(repo.location.cwd, `refs/heads/${facts.branch}`, base.commit);
-    await deleteBranchRecord(repo.location.commonDir, facts.branch);
-    steps.push({ step: "undo: delete branch", target: facts.branch, outcome: "done" });
-  } catch (error) {
-    branchNote = ` Branch ${facts.branch} moved during setup and was kept.`;
-    steps.push({
-      step: "undo: delete branch",
-      target: facts.branch,
-      outcome: "failed",
-      reason: (error as Error).message,
-    });
+  if (!run.resumed) {
+    try {
+      await deleteRef(repo.location.cwd, `refs/heads/${facts.branch}`, base.commit);
+      await deleteBranchRecord(repo.location.commonDir, facts.branch);
+      steps.push({ step: "undo: delete branch", target: facts.branch, outcome: "done" });
+    } catch (error) {
+      branchNote = ` Branch ${facts.branch} moved during setup and was kept.`;
+      steps.push({
+        step: "undo: delete branch",
+        target: facts.branch,
+        outcome: "failed",
+        reason: (error as Error).message,
+      });
+    }
   }
   const destroyed =
     teardown.destroyed.length > 0 ? ` (resources destroyed: ${teardown.destroyed.join(", ")})` : "";
+  const gone = run.resumed
+    ? `the checkout is gone and branch ${facts.branch} is parked again.`
+    : "the checkout and branch are gone.";
   return new UserError(
     "precondition_failed",
     `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
-      `Everything this run created was undone${destroyed}: the checkout and branch are gone.${branchNote}\n` +
+      `Everything this run created was undone${destroyed}: ${gone}${branchNote}\n` +
       "Fix the failing command in berth.toml, then start again.",
     { next: shellCommand(["berth", "start", "--from", base.name]), data },
   );
@@ -357,13 +357,19 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
 async function undoStart(
   repo: Repository,
   path: string,
-  branch: string,
+  /** null: the branch existed before this run (a resume) and is never deleted. */
+  branch: string | null,
   commit: string,
 ): Promise<string> {
   const cwd = repo.location.cwd;
   const problems: string[] = [];
   if (pathExistsOrBroken(path)) {
     await removeWorktree(cwd, path, true).catch((e: Error) => problems.push(e.message));
+  }
+  if (branch === null) {
+    return problems.length === 0
+      ? "Nothing of it was left behind."
+      : `Cleaning up the half-made berth failed too: ${problems.join("; ")}`;
   }
   const branchKept = await deleteRef(cwd, `refs/heads/${branch}`, commit).then(
     () => false,

@@ -1,9 +1,26 @@
-import { Box, Text, useApp, useInput, useStdout } from "ink";
+import { Box, type Key, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useRef, useState } from "react";
 import type { DeskDetail } from "../../core/desk/detail.js";
-import { type DeskAction, type DeskItem, reselect } from "../../core/desk/model.js";
-import { shortOid } from "../../text.js";
-import { detailLines, type LineTone, listLines } from "./lines.js";
+import {
+  type DeskAction,
+  type DeskItem,
+  filterDeskModel,
+  reselect,
+} from "../../core/desk/model.js";
+import { type LineTone, listLines, splitKeys } from "./lines.js";
+import {
+  fingerprint,
+  fitPane,
+  headerLine,
+  legendFor,
+  type Pane,
+  paneLines,
+  separatorLine,
+  splitHeight,
+  stripControls,
+  terminalSize,
+  windowStart,
+} from "./screen.js";
 import type {
   ConfirmableAction,
   DeskController,
@@ -13,38 +30,31 @@ import type {
 } from "./types.js";
 
 /**
- * The desk on screen: a header, the grouped rows, one pane (detail, a
- * confirmation, a running action or its result) and a key legend, sized to
- * the terminal. It keeps only view state (selection, which pane); what a
- * row is and what an action does come from the controller.
+ * The desk on screen: a header, the grouped rows, one pane (detail, help, a
+ * confirmation, a running action or its result) and a key legend that fits
+ * the terminal's width, sized to the terminal. It keeps only view state
+ * (selection, filter, which pane); what a row is and what an action does
+ * come from the controller. Colors only when `color` is true (NO_COLOR).
  */
-
-type Pane =
-  | { kind: "none" }
-  | { kind: "message"; text: string }
-  | { kind: "planning"; text: string }
-  | { kind: "confirm"; proposal: ConfirmableAction }
-  | { kind: "running"; command: string; lines: string[]; notice: string | null }
-  | { kind: "result"; command: string; ok: boolean; text: string };
 
 const KEY_ACTIONS: Record<string, DeskAction> = {
   g: "gate",
   u: "update",
   a: "accept",
   r: "reclaim",
+  p: "park",
   x: "drop",
   s: "shell",
 };
 
-const LEGEND =
-  "j/k or ↑/↓ move   enter/d detail   g gate   u update   a accept   r reclaim   x drop   s shell   q quit";
-
 export interface DeskProps {
   controller: DeskController;
   session: DeskSession;
+  /** Whether to color the screen (a terminal without NO_COLOR). */
+  color: boolean;
 }
 
-export function Desk({ controller, session }: DeskProps) {
+export function Desk({ controller, session, color }: DeskProps) {
   const { exit } = useApp();
   const { stdout } = useStdout();
   const [size, setSize] = useState(() => terminalSize(stdout));
@@ -59,7 +69,30 @@ export function Desk({ controller, session }: DeskProps) {
     session.message === null ? { kind: "none" } : { kind: "message", text: session.message },
   );
   const [detail, setDetail] = useState<{ key: string; detail: DeskDetail } | null>(null);
+  const [filter, setFilter] = useState({ text: session.filter, editing: false });
   const running = useRef<AbortController | null>(null);
+  // The view state as the keys change it: a chunk of several keys (typed fast,
+  // pasted, or held) is handled key by key, each seeing what the one before did.
+  const view = useRef({ selection, filter, pane, detailOpen, snapshot });
+  view.current = { selection, filter, pane, detailOpen, snapshot };
+  const setView = {
+    selection(next: { key: string | null; index: number }) {
+      view.current.selection = next;
+      setSelection(next);
+    },
+    filter(next: { text: string; editing: boolean }) {
+      view.current.filter = next;
+      setFilter(next);
+    },
+    pane(next: Pane) {
+      view.current.pane = next;
+      setPane(next);
+    },
+    detailOpen(next: boolean) {
+      view.current.detailOpen = next;
+      setDetailOpen(next);
+    },
+  };
 
   useEffect(() => {
     const onResize = () => setSize(terminalSize(stdout));
@@ -82,13 +115,14 @@ export function Desk({ controller, session }: DeskProps) {
     [controller],
   );
 
-  const { model } = snapshot;
+  const model = filterDeskModel(snapshot.model, filter.text);
   const index = reselect(model, selection.key, selection.index);
   const item: DeskItem | undefined = index === -1 ? undefined : model.items[index];
   // What survives a suspension (a shell) and the re-mount after it.
   session.selectedKey = item?.key ?? null;
   session.selectedIndex = index;
   session.detailOpen = detailOpen;
+  session.filter = filter.text;
   session.message = null;
 
   // The detail pane reads the selected item only, again when its row changes.
@@ -110,22 +144,17 @@ export function Desk({ controller, session }: DeskProps) {
     };
   }, [controller, detailKey]);
 
-  const select = (next: number) => {
-    const target = model.items[next];
-    if (target !== undefined) setSelection({ key: target.key, index: next });
-  };
-
-  const startAction = (action: DeskAction) => {
+  const startAction = (action: DeskAction, item: DeskItem | undefined) => {
     const why = controller.unavailable(item, action);
     if (why !== null || item === undefined || item.kind !== "berth") {
-      setPane({ kind: "message", text: why ?? "nothing is selected" });
+      setView.pane({ kind: "message", text: why ?? "nothing is selected" });
       return;
     }
     if (action === "shell") {
       exit({ kind: "shell", path: item.row.path, id: item.row.id } satisfies DeskExit);
       return;
     }
-    setPane({ kind: "planning", text: `planning ${action} for ${item.row.id} ...` });
+    setView.pane({ kind: "planning", text: `planning ${action} for ${item.row.id} ...` });
     controller.propose(action, item).then(
       (proposal) => {
         setPane(
@@ -143,7 +172,7 @@ export function Desk({ controller, session }: DeskProps) {
   const runConfirmed = (proposal: ConfirmableAction) => {
     const abort = new AbortController();
     running.current = abort;
-    setPane({ kind: "running", command: proposal.command, lines: [], notice: null });
+    setView.pane({ kind: "running", command: proposal.command, lines: [], notice: null });
     const progress = (line: string) =>
       setPane((p) => (p.kind === "running" ? { ...p, lines: [...p.lines, line] } : p));
     void proposal.apply(abort.signal, progress).then((result) => {
@@ -153,24 +182,45 @@ export function Desk({ controller, session }: DeskProps) {
     });
   };
 
-  useInput((input, key) => {
+  const handleKey = (input: string, key: Key) => {
+    const { pane, filter, detailOpen } = view.current;
+    const shown = filterDeskModel(view.current.snapshot.model, filter.text);
+    const at = reselect(shown, view.current.selection.key, view.current.selection.index);
+    const selected: DeskItem | undefined = at === -1 ? undefined : shown.items[at];
+    const select = (next: number) => {
+      const target = shown.items[next];
+      if (target !== undefined) setView.selection({ key: target.key, index: next });
+    };
     const ctrlC = key.ctrl && input === "c";
+    if (filter.editing && pane.kind !== "confirm" && pane.kind !== "running") {
+      // Typing a filter: printable keys are text; Enter keeps it, Esc (or Ctrl-C) clears it.
+      if (key.escape || ctrlC) setView.filter({ text: "", editing: false });
+      else if (key.return) setView.filter({ ...filter, editing: false });
+      else if (key.backspace || key.delete)
+        setView.filter({ ...filter, text: filter.text.slice(0, -1) });
+      else if (!key.ctrl && !key.meta)
+        setView.filter({ ...filter, text: filter.text + stripControls(input) });
+      return;
+    }
     if (pane.kind === "confirm") {
       // Only `y` confirms; Enter, Esc, q, Ctrl-C and every other key answer No.
       if (input === "y" || input === "Y") {
         runConfirmed(pane.proposal);
       } else {
         void pane.proposal.decline();
-        setPane({ kind: "message", text: "Not confirmed; nothing changed." });
+        setView.pane({ kind: "message", text: "Not confirmed; nothing changed." });
       }
       return;
     }
     if (pane.kind === "running") {
       if (ctrlC) {
         running.current?.abort();
-        setPane({ ...pane, notice: "interrupting: the running checks are being stopped ..." });
+        setView.pane({ ...pane, notice: "interrupting: the running checks are being stopped ..." });
       } else if (input === "q") {
-        setPane({ ...pane, notice: "an action is running; wait for it, or Ctrl-C interrupts it" });
+        setView.pane({
+          ...pane,
+          notice: "an action is running; wait for it, or Ctrl-C interrupts it",
+        });
       }
       return;
     }
@@ -180,27 +230,38 @@ export function Desk({ controller, session }: DeskProps) {
     }
     if (pane.kind === "planning") return;
     if (key.upArrow || input === "k") {
-      select(Math.max(0, index - 1));
-      setPane({ kind: "none" });
+      select(Math.max(0, at - 1));
+      setView.pane({ kind: "none" });
     } else if (key.downArrow || input === "j") {
-      select(Math.min(model.items.length - 1, index + 1));
-      setPane({ kind: "none" });
+      select(Math.min(shown.items.length - 1, at + 1));
+      setView.pane({ kind: "none" });
     } else if (key.return || input === "d") {
-      setDetailOpen((open) => !open);
-      setPane({ kind: "none" });
+      setView.detailOpen(!detailOpen);
+      setView.pane({ kind: "none" });
+    } else if (input === "/") {
+      setView.filter({ ...filter, editing: true });
+      setView.pane({ kind: "none" });
+    } else if (input === "?") {
+      setView.pane(pane.kind === "help" ? { kind: "none" } : { kind: "help" });
     } else if (key.escape) {
-      setPane({ kind: "none" });
+      if (pane.kind === "none" && filter.text !== "") setView.filter({ text: "", editing: false });
+      setView.pane({ kind: "none" });
     } else {
       const action = KEY_ACTIONS[input];
-      if (action !== undefined) startAction(action);
+      if (action !== undefined) startAction(action, selected);
     }
+  };
+
+  useInput((input, key) => {
+    for (const [one, oneKey] of splitKeys(input, key)) handleKey(one, oneKey);
   });
 
   const now = snapshot.readAt;
   const list = listLines(model, now);
   const paneText = paneLines(pane, detailOpen, item, detail, detailKey, snapshot);
+  const legend = legendFor(pane, filter, size.columns);
   const height = Math.max(8, size.rows - 1);
-  const body = height - 3; // header, separator, legend
+  const body = height - 2 - legend.length; // header, separator, legend
   const { listShown, paneShown } = splitHeight(body, list.length, paneText.length);
   const selectedLine = list.findIndex((line) => line.item === index);
   const start = windowStart(selectedLine, list.length, listShown);
@@ -217,22 +278,24 @@ export function Desk({ controller, session }: DeskProps) {
         ? { id: `heading:${line.text}`, text: line.text, bold: true }
         : {
             id: `item:${model.items[line.item]?.key ?? line.item}`,
-            text: `${selected ? ">" : " "} ${line.text}`,
+            text: `${selected ? ">" : " "}${line.mark} ${line.text}`,
             tone: line.tone,
             inverse: selected,
           },
     );
   }
-  screen.push({ id: "separator", text: "─".repeat(Math.max(1, size.columns)), tone: "dim" });
+  screen.push({ id: "separator", text: separatorLine(model, size.columns), tone: "dim" });
   let n = 0;
   for (const line of shownPane) screen.push({ id: `pane:${n++}`, text: line === "" ? " " : line });
   for (let i = 0; i < filler; i++) screen.push({ id: `filler:${i}`, text: " " });
-  screen.push({ id: "legend", text: legendFor(pane), tone: "dim" });
+  legend.forEach((text, i) => {
+    screen.push({ id: `legend:${i}`, text, tone: "dim" });
+  });
 
   return (
     <Box flexDirection="column" width={size.columns}>
       {screen.map((line) => (
-        <ScreenText key={line.id} line={line} />
+        <ScreenText key={line.id} line={line} color={color} />
       ))}
     </Box>
   );
@@ -252,127 +315,18 @@ const TONE_COLOR: Partial<Record<LineTone, string>> = {
   attention: "yellow",
 };
 
-function ScreenText({ line }: { line: ScreenLine }) {
-  const color = line.tone === undefined ? undefined : TONE_COLOR[line.tone];
+function ScreenText({ line, color: colored }: { line: ScreenLine; color: boolean }) {
+  // NO_COLOR: no color and no faint text; bold headings and the inverse selection stay.
+  const color = !colored || line.tone === undefined ? undefined : TONE_COLOR[line.tone];
   return (
     <Text
       wrap="truncate-end"
       bold={line.bold === true}
       inverse={line.inverse === true}
-      dimColor={line.tone === "dim"}
+      dimColor={colored && line.tone === "dim"}
       {...(color === undefined ? {} : { color })}
     >
       {line.text}
     </Text>
   );
-}
-
-function paneLines(
-  pane: Pane,
-  detailOpen: boolean,
-  item: DeskItem | undefined,
-  detail: { key: string; detail: DeskDetail } | null,
-  detailKey: string | null,
-  snapshot: DeskSnapshot,
-): string[] {
-  switch (pane.kind) {
-    case "message":
-      return [pane.text];
-    case "planning":
-      return [pane.text];
-    case "confirm": {
-      const p = pane.proposal;
-      return [
-        `$ ${p.command}`,
-        ...(p.note === null ? [] : [`  (${p.note})`]),
-        ...p.planText.trimEnd().split("\n"),
-        `${p.question} [y/N]`,
-      ];
-    }
-    case "running":
-      return [
-        `$ ${pane.command}`,
-        "running ... (Ctrl-C interrupts it)",
-        ...pane.lines,
-        ...(pane.notice === null ? [] : [pane.notice]),
-      ];
-    case "result":
-      return [
-        `$ ${pane.command}`,
-        ...pane.text.trimEnd().split("\n"),
-        pane.ok ? "(done)" : "(not done; see above)",
-      ];
-    case "none":
-      if (!detailOpen || item === undefined) return [];
-      return detailLines(
-        item,
-        detail !== null && detail.key === detailKey ? detail.detail : null,
-        snapshot.model,
-        snapshot.readAt,
-      );
-  }
-}
-
-/** The list gets what it needs, but never fewer than a few rows while a pane is open. */
-export function splitHeight(
-  body: number,
-  listNeed: number,
-  paneNeed: number,
-): { listShown: number; paneShown: number } {
-  if (listNeed + paneNeed <= body) return { listShown: listNeed, paneShown: paneNeed };
-  const listShown = Math.min(listNeed, Math.max(Math.min(listNeed, 6), body - paneNeed));
-  return { listShown, paneShown: Math.max(0, body - listShown) };
-}
-
-function windowStart(selected: number, total: number, shown: number): number {
-  if (total <= shown || selected < 0) return 0;
-  return Math.min(Math.max(0, selected - Math.floor(shown / 2)), total - shown);
-}
-
-/** Too long for its space: keep the top and the last line (the question), say how much is hidden. */
-function fitPane(lines: string[], room: number): string[] {
-  if (lines.length <= room) return lines;
-  if (room <= 2) return lines.slice(-room);
-  const hidden = lines.length - (room - 1);
-  return [
-    ...lines.slice(0, room - 2),
-    `... ${hidden} more line(s) (a taller terminal shows them)`,
-    lines[lines.length - 1] ?? "",
-  ];
-}
-
-function headerLine(snapshot: DeskSnapshot, readError: string | null): string {
-  const { model } = snapshot;
-  const trunk = model.trunk.name
-    ? `trunk ${model.trunk.name}${model.trunk.tip ? ` at ${shortOid(model.trunk.tip)}` : " (missing)"}`
-    : "trunk unknown";
-  const main = model.main
-    ? `main checkout ${model.main.clean === null ? "?" : model.main.clean ? "clean" : `dirty (${model.main.changed_files})`}`
-    : "";
-  const read = readError
-    ? `could not read the fleet: ${readError} (retrying)`
-    : `read ${snapshot.readAt.toTimeString().slice(0, 8)}`;
-  return `berth desk  ${snapshot.mainPath}  ${trunk}  ${main}  ${read}`;
-}
-
-function legendFor(pane: Pane): string {
-  switch (pane.kind) {
-    case "confirm":
-      return "y runs it   Enter (or any other key) answers No";
-    case "running":
-      return "Ctrl-C interrupts the running action";
-    default:
-      return LEGEND;
-  }
-}
-
-/** Changes whenever the selected row does, so the detail is read again. */
-function fingerprint(item: DeskItem): string {
-  if (item.kind === "ref") return `${item.key} ${item.ref.tip}`;
-  const { row } = item;
-  return `${item.key} ${row.head} ${row.changed_files} ${row.receipt} ${row.behind}`;
-}
-
-function terminalSize(stdout: NodeJS.WriteStream): { columns: number; rows: number } {
-  return { columns: stdout.columns || 80, rows: stdout.rows || 24 };
 }

@@ -14,6 +14,8 @@ export interface RunDeskOptions {
   session: DeskSession;
   /** Runs a shell in `path` with the terminal handed over; returns the line to show after. */
   openShell(path: string, id: string): string;
+  /** Color the screen (false with NO_COLOR, TERM=dumb). */
+  color: boolean;
 }
 
 const ENTER_ALTERNATE_SCREEN = "\u001b[?1049h\u001b[2J\u001b[H";
@@ -24,10 +26,13 @@ export async function runDesk(options: RunDeskOptions): Promise<void> {
   out.write(ENTER_ALTERNATE_SCREEN);
   try {
     for (;;) {
-      const instance = render(<Desk controller={options.controller} session={options.session} />, {
-        exitOnCtrlC: false,
-        patchConsole: false,
-      });
+      const instance = render(
+        <Desk controller={options.controller} session={options.session} color={options.color} />,
+        {
+          exitOnCtrlC: false,
+          patchConsole: false,
+        },
+      );
       const ended = (await instance.waitUntilExit()) as DeskExit | undefined;
       if (ended?.kind !== "shell") return;
       out.write(LEAVE_ALTERNATE_SCREEN);

@@ -61,6 +61,8 @@ export interface DeskSession {
   selectedKey: string | null;
   selectedIndex: number;
   detailOpen: boolean;
+  /** The row filter (`/`), "" for none. */
+  filter: string;
   /** Shown once after re-mounting (e.g. "back from the shell in ..."). */
   message: string | null;
 }

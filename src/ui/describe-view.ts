@@ -1,0 +1,18 @@
+import type { DescribeData } from "../core/berth/describe.js";
+import type { VerbResult } from "../result.js";
+import type { Colors } from "./style.js";
+
+/** `berth describe`: the title on one line, then the brief as written. */
+export function renderDescribe(result: VerbResult<DescribeData>, c: Colors): string {
+  const data = result.data;
+  if (data === null) return "";
+  const where = data.path ?? (data.parked ? "parked, no checkout" : "no checkout");
+  const lines = [
+    `${c.bold(data.id ?? data.branch)}  ${c.dim(`${data.branch} (${where})`)}`,
+    `title: ${data.title ?? c.dim("(none)")}`,
+  ];
+  if (data.brief === null) lines.push(c.dim("no brief"));
+  else lines.push("", data.brief.trimEnd());
+  if (data.changed) lines.push(c.dim("(updated)"));
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,127 @@
+import type { Key } from "ink";
+import { describe, expect, it } from "vitest";
+import { buildDeskModel } from "../src/core/desk/model.js";
+import type { StatusRow } from "../src/core/fleet/status.js";
+import {
+  helpLines,
+  LEGEND_KEYS,
+  legendLines,
+  listLines,
+  OVERLAP_MARK,
+  splitKeys,
+} from "../src/ui/desk/lines.js";
+
+/** The desk's text at fifty rows: a legend that fits, titles, overlap marks, keys in chunks. */
+
+const NOW = new Date("2026-06-10T12:00:00Z");
+
+function row(id: string, over: Partial<StatusRow> = {}): StatusRow {
+  return {
+    id,
+    title: null,
+    path: `/w/${id}`,
+    branch: `berth/${id}`,
+    head: "a".repeat(40),
+    is_main: false,
+    is_current: false,
+    locked: false,
+    prunable: false,
+    readable: true,
+    clean: true,
+    changed_files: 0,
+    ahead: 1,
+    behind: 0,
+    port: 41000,
+    receipt: "missing",
+    receipt_checks: null,
+    last_activity: NOW.toISOString(),
+    running: null,
+    last_action: null,
+    state: "active",
+    contained: null,
+    in_progress: null,
+    ...over,
+  };
+}
+
+const NO_KEY: Key = {
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  home: false,
+  end: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+  super: false,
+  hyper: false,
+  capsLock: false,
+  numLock: false,
+};
+
+describe("the key legend", () => {
+  it("fits 80 columns in two lines and names every key", () => {
+    const lines = legendLines(80);
+    expect(lines.length).toBeLessThanOrEqual(2);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    const text = lines.join("   ");
+    for (const key of LEGEND_KEYS) expect(text).toContain(`${key.key} ${key.label}`);
+  });
+
+  it("narrower than two lines hold: what fits, then ? help and q quit", () => {
+    const [line, ...more] = legendLines(40);
+    expect(more).toEqual([]);
+    expect(line?.length).toBeLessThanOrEqual(40);
+    expect(line).toMatch(/\? help {3}q quit$/);
+    // The help pane lists them all.
+    const help = helpLines().join("\n");
+    for (const key of LEGEND_KEYS) expect(help).toContain(key.help);
+  });
+});
+
+describe("the list", () => {
+  it("shows titles once any berth has one, marks overlapping rows, drops a branch column the ids say", () => {
+    const overlap = {
+      berths: ["a-1", "b-2"],
+      branches: ["berth/a-1", "berth/b-2"],
+      files: ["src/a.ts"],
+    };
+    const model = buildDeskModel(
+      {
+        trunk: { name: "main", tip: "d".repeat(40) },
+        scope: "fleet",
+        worktrees: [row("a-1", { title: "Login form" }), row("b-2"), row("c-3")],
+        refs: [],
+        landings: [],
+        overlaps: [overlap],
+      },
+      NOW,
+    );
+    const lines = listLines(model, NOW).filter((l) => l.item !== null);
+    expect(lines.map((l) => l.mark)).toEqual([OVERLAP_MARK, OVERLAP_MARK, " "]);
+    expect(lines[0]?.text).toMatch(/^a-1 +Login form +clean/);
+    expect(lines[0]?.text).toContain("overlaps b-2 on src/a.ts");
+    expect(lines[1]?.text).toMatch(/^b-2 +- +clean/);
+    expect(lines[0]?.text).not.toContain("berth/a-1");
+  });
+});
+
+describe("splitKeys", () => {
+  it("hands each key of a chunk on its own; an escape sequence stays one key", () => {
+    expect(splitKeys("j", NO_KEY)).toEqual([["j", NO_KEY]]);
+    const keys = splitKeys("jj/Lo\r", NO_KEY);
+    expect(keys.map(([input]) => input)).toEqual(["j", "j", "/", "L", "o", ""]);
+    expect(keys[3]?.[1].shift).toBe(true);
+    expect(keys[5]?.[1].return).toBe(true);
+    expect(splitKeys("\u001b[A", { ...NO_KEY, upArrow: true })).toHaveLength(1);
+    expect(splitKeys("ab\u007f", NO_KEY)[2]?.[1].backspace).toBe(true);
+  });
+});

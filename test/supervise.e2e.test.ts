@@ -1,0 +1,322 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fleetSnapshot, worktreePaths } from "./helpers/fleet.js";
+import { installGitCounter } from "./helpers/git-counter.js";
+import { logbookLines } from "./helpers/logbook.js";
+import { makeRepo, type RunResult, runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * Supervising a fleet (issue 21), through the built binary on real
+ * repositories: titles and briefs that travel with the branch (through a
+ * park and a resume, and a reclaim), parking through THE teardown, and the
+ * overlaps of unlanded berths computed by a fixed number of git processes.
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => {
+  repo?.cleanup();
+  repo = undefined;
+});
+
+/** A resource whose create and destroy append a line to a counter file. */
+const COUNTED_RESOURCE = `[worktree.resources.db]
+create = 'echo "create $BERTH_ID" >> "$COUNTER"'
+destroy = 'echo "destroy $BERTH_ID" >> "$COUNTER"'
+`;
+
+interface Started {
+  id: string;
+  branch: string;
+  path: string;
+}
+
+async function berth(
+  r: TestRepo,
+  args: string[],
+  cwd = r.path,
+  input?: string,
+): Promise<RunResult> {
+  return runBerth(args, { cwd, env: r.env, ...(input === undefined ? {} : { input }) });
+}
+
+async function start(r: TestRepo, args: string[], input?: string): Promise<Started> {
+  const run = await berth(r, ["start", ...args, "--json"], r.path, input);
+  if (run.code !== 0) throw new Error(`start ${args.join(" ")}: ${run.stdout}${run.stderr}`);
+  return run.json.data as Started;
+}
+
+async function status(r: TestRepo, cwd = r.path, env = r.env) {
+  const run = await runBerth(["status", "--json"], { cwd, env });
+  expect(run.code).toBe(0);
+  return run.json.data as {
+    worktrees: { id: string; title: string | null; branch: string }[];
+    refs: {
+      branch: string;
+      tip: string;
+      state: string;
+      title: string | null;
+      abandoned: boolean;
+      contained_by: string | null;
+    }[];
+    overlaps: { berths: string[]; branches: string[]; files: string[] }[];
+  };
+}
+
+function commitFile(r: TestRepo, b: Started, file: string, content: string): string {
+  mkdirSync(dirname(join(b.path, file)), { recursive: true });
+  r.write(file, content, b.path);
+  return r.commit(`edit ${file} in ${b.id}`, b.path);
+}
+
+describe("titles and briefs", () => {
+  it("start --title/--brief store them by branch; status shows titles; describe shows and changes them", async () => {
+    repo = makeRepo();
+    const r = repo;
+    writeFileSync(join(r.dir.path, "brief.md"), "Make login retry.\n\nSee ticket 42.\n");
+    const a = await start(r, ["login", "--title", "Fix the login form", "--brief", "../brief.md"]);
+    const b = await start(r, ["upload", "--brief", "-"], "Upload from stdin\n");
+    const c = await start(r, ["plain"]);
+
+    const rows = (await status(r)).worktrees;
+    expect(rows.find((w) => w.id === a.id)?.title).toBe("Fix the login form");
+    expect(rows.find((w) => w.id === b.id)?.title).toBeNull();
+    expect(rows.find((w) => w.id === c.id)?.title).toBeNull();
+    expect(rows.find((w) => w.id === "repo")?.title).toBeNull();
+
+    const shown = await berth(r, ["describe", a.id, "--json"]);
+    expect(shown.code).toBe(0);
+    expect(shown.json.data).toMatchObject({
+      id: a.id,
+      branch: a.branch,
+      path: a.path,
+      title: "Fix the login form",
+      brief: "Make login retry.\n\nSee ticket 42.\n",
+      parked: false,
+      changed: false,
+    });
+    expect((await berth(r, ["describe", b.branch, "--json"])).json.data.brief).toBe(
+      "Upload from stdin\n",
+    );
+
+    // A new title keeps the brief; a bare describe is an observation, not logged.
+    const changed = await berth(r, ["describe", b.id, "--title", "  Upload   retries ", "--json"]);
+    expect(changed.json.data).toMatchObject({
+      title: "Upload retries",
+      brief: "Upload from stdin\n",
+    });
+    const verbs = logbookLines(r.path).map((line) => JSON.parse(line).verb);
+    expect(verbs.filter((v) => v === "describe")).toEqual(["describe", "describe"]);
+
+    // One line only: refused as a usage error, nothing written.
+    const twoLines = await berth(r, ["describe", c.id, "--title", "one\ntwo", "--json"]);
+    expect(twoLines.code).toBe(2);
+    expect(twoLines.json.error.code).toBe("usage");
+    expect((await status(r)).worktrees.find((w) => w.id === c.id)?.title).toBeNull();
+
+    // Human status shows the title column.
+    const human = await berth(r, ["status"]);
+    expect(human.stdout).toMatch(/id +title +branch/);
+    expect(human.stdout).toContain("Upload retries");
+  });
+});
+
+describe("parking", () => {
+  it("tears the berth down through the teardown, keeps branch, title and brief; start --from resumes it", async () => {
+    repo = makeRepo({ config: COUNTED_RESOURCE });
+    const r = repo;
+    const counter = join(r.dir.path, "counter");
+    r.env.COUNTER = counter;
+    const a = await start(r, ["login", "--title", "Fix the login form", "--brief", "-"], "Why\n");
+    const tip = commitFile(r, a, "login.ts", "retry\n");
+    const ledger = () => readFileSync(counter, "utf8").trim().split("\n");
+    expect(ledger()).toEqual([`create ${a.id}`]);
+
+    // Dirty (an untracked file counts): refused, naming how to commit; nothing changed.
+    writeFileSync(join(a.path, "notes.txt"), "unsaved\n");
+    const before = fleetSnapshot(r);
+    const dirty = await berth(r, ["worktree", "park", a.id, "--yes", "--json"]);
+    expect(dirty.code).toBe(1);
+    expect(dirty.json.error.code).toBe("precondition_failed");
+    expect(dirty.json.error.message).toContain("notes.txt");
+    expect(dirty.json.error.next).toContain("git add -A && git commit -m 'work in progress'");
+    expect(fleetSnapshot(r)).toBe(before);
+    expect(ledger()).toEqual([`create ${a.id}`]);
+    r.commit("notes", a.path);
+    const head = r.git(["rev-parse", "HEAD"], a.path);
+    expect(head).not.toBe(tip);
+
+    // No terminal, no --yes: the plan, naming what is kept and destroyed; nothing changed.
+    const unconfirmed = await berth(r, ["worktree", "park", a.id]);
+    expect(unconfirmed.code).toBe(1);
+    expect(unconfirmed.stderr).toContain(`keeps     branch ${a.branch} at ${head.slice(0, 8)}`);
+    expect(unconfirmed.stderr).toContain('keeps     its title "Fix the login form" and its brief');
+    expect(unconfirmed.stderr).toContain("destroys  resources db");
+    expect(unconfirmed.stderr).toContain("destroys  the checkout");
+    expect(unconfirmed.stderr).toContain(`next: berth worktree park ${a.id} --yes`);
+    const dry = await berth(r, ["worktree", "park", a.id, "--dry-run", "--json"]);
+    expect(dry.json.plan.steps.map((s: { step: string }) => s.step)).toEqual([
+      "mark parked",
+      "destroy resource",
+      "remove worktree",
+      "keep branch",
+    ]);
+    expect(existsSync(a.path)).toBe(true);
+
+    const parked = await berth(r, ["worktree", "park", a.id, "--yes", "--json"]);
+    expect(parked.code).toBe(0);
+    expect(parked.json.data).toMatchObject({
+      id: a.id,
+      branch: a.branch,
+      head,
+      title: "Fix the login form",
+      has_brief: true,
+      resources_destroyed: ["db"],
+      worktree_removed: true,
+      parked: true,
+      resume: `berth start --from ${a.branch}`,
+    });
+    // Checkout gone, resources destroyed once, branch kept where it was.
+    expect(existsSync(a.path)).toBe(false);
+    expect(worktreePaths(r)).not.toContain(a.path);
+    expect(ledger()).toEqual([`create ${a.id}`, `destroy ${a.id}`]);
+    expect(r.git(["rev-parse", `refs/heads/${a.branch}`])).toBe(head);
+
+    // Listed as parked (not abandoned), with its title; the human view says how to resume.
+    const afterPark = await status(r);
+    expect(afterPark.worktrees.map((w) => w.id)).toEqual(["repo"]);
+    expect(afterPark.refs).toEqual([
+      expect.objectContaining({
+        branch: a.branch,
+        tip: head,
+        state: "parked",
+        abandoned: false,
+        title: "Fix the login form",
+      }),
+    ]);
+    const human = await berth(r, ["status"]);
+    expect(human.stdout).toContain(`parked: ${a.branch} (+2)`);
+    expect(human.stdout).toContain(`resume it with: berth start --from ${a.branch}`);
+    expect(human.stdout).not.toContain("abandoned");
+    const described = await berth(r, ["describe", a.branch, "--json"]);
+    expect(described.json.data).toMatchObject({
+      id: a.id,
+      path: null,
+      parked: true,
+      brief: "Why\n",
+    });
+
+    // Resume: the same branch (and id) back in a checkout, with its title; resources made again.
+    const resumed = await berth(r, ["start", "--from", a.branch, "--json"]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.json.data).toMatchObject({
+      id: a.id,
+      branch: a.branch,
+      path: a.path,
+      title: "Fix the login form",
+      resumed: true,
+    });
+    expect(r.git(["rev-parse", "HEAD"], a.path)).toBe(head);
+    expect(r.git(["branch", "--show-current"], a.path)).toBe(a.branch);
+    expect(ledger()).toEqual([`create ${a.id}`, `destroy ${a.id}`, `create ${a.id}`]);
+    const afterResume = await status(r);
+    expect(afterResume.refs).toEqual([]);
+    expect(afterResume.worktrees.find((w) => w.id === a.id)?.title).toBe("Fix the login form");
+    expect((await berth(r, ["describe", a.id, "--json"])).json.data).toMatchObject({
+      parked: false,
+      brief: "Why\n",
+    });
+
+    // Park is logged like every effectful verb.
+    const parks = logbookLines(r.path)
+      .map((line) => JSON.parse(line))
+      .filter((e) => e.event === "finish" && e.verb === "worktree park")
+      .map((e) => e.outcome);
+    expect(parks).toEqual(["refused", "refused", "ok"]);
+  });
+
+  it("a reclaimed stage keeps its title on its kept ref", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const a = await start(r, ["stage-a", "--title", "First stage"]);
+    commitFile(r, a, "a.txt", "a\n");
+    const b = await start(r, ["stage-b", "--from", a.branch, "--title", "Second stage"]);
+    commitFile(r, b, "b.txt", "b\n");
+    const reclaim = await berth(r, ["worktree", "prune", "--contained", "--yes", "--json"]);
+    expect(reclaim.code).toBe(0);
+    expect(existsSync(a.path)).toBe(false);
+    const data = await status(r);
+    expect(data.refs).toEqual([
+      expect.objectContaining({
+        branch: a.branch,
+        state: "contained",
+        contained_by: b.branch,
+        title: "First stage",
+      }),
+    ]);
+    expect(data.worktrees.find((w) => w.id === b.id)?.title).toBe("Second stage");
+  });
+});
+
+describe("overlaps", () => {
+  it("two berths editing src/a.ts: one entry naming both and the file, from one git log for any fleet size", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const a = await start(r, ["alpha"]);
+    const b = await start(r, ["beta"]);
+    const c = await start(r, ["gamma"]);
+    commitFile(r, a, "src/a.ts", "a\n");
+    commitFile(r, a, "notes-a.txt", "a only\n");
+    commitFile(r, b, "src/a.ts", "b\n");
+    commitFile(r, c, "src/c.ts", "c\n");
+    // A stage on top of a shares a's commits, so it never overlaps a; a is now
+    // a contained stage, whose work its container a2 carries: a2 is named, not a.
+    const a2 = await start(r, ["alpha-2", "--from", a.branch]);
+    commitFile(r, a2, "notes-a.txt", "a again\n");
+    const counter = installGitCounter(r.dir.path, r.env);
+    const measure = async () => {
+      counter.reset();
+      const data = await status(r, r.path, counter.env);
+      const calls = counter.calls();
+      const sub = (args: string[]) => (args[0] === "-C" ? args[2] : args[0]);
+      return {
+        data,
+        statuses: calls.filter((args) => sub(args) === "status").length,
+        logs: calls.filter((args) => sub(args) === "log").length,
+        others: calls.filter((args) => sub(args) !== "status").length,
+      };
+    };
+
+    const small = await measure();
+    expect(small.data.overlaps).toEqual([
+      { berths: [a2.id, b.id], branches: [a2.branch, b.branch], files: ["src/a.ts"] },
+    ]);
+    expect(small.statuses).toBe(5);
+    expect(small.logs).toBe(1);
+    expect(small.others).toBeLessThanOrEqual(9);
+
+    // Three more berths, one of them a second writer of src/a.ts: still one git log.
+    const d = await start(r, ["delta"]);
+    commitFile(r, d, "src/a.ts", "d\n");
+    for (const name of ["e1", "e2"]) commitFile(r, await start(r, [name]), `${name}.txt`, "e\n");
+    const large = await measure();
+    expect(large.statuses).toBe(8);
+    expect(large.logs).toBe(1);
+    expect(large.others).toBe(small.others);
+    expect(large.data.overlaps).toEqual([
+      {
+        berths: [a2.id, b.id, d.id],
+        branches: [a2.branch, b.branch, d.branch],
+        files: ["src/a.ts"],
+      },
+    ]);
+    expect((await berth(r, ["status"])).stdout).toContain("change src/a.ts");
+
+    // Inside a berth (--local scope): no overlaps read, no git log spent.
+    counter.reset();
+    const local = await runBerth(["status", "--json"], { cwd: a.path, env: counter.env });
+    expect(local.json.data.scope).toBe("local");
+    expect(local.json.data.overlaps).toEqual([]);
+    expect(counter.calls().filter((args) => args[0] === "log")).toEqual([]);
+  });
+});
