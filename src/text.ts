@@ -23,3 +23,8 @@ export function shellCommand(args: readonly string[]): string {
 export function shortOid(oid: string | null | undefined): string {
   return oid ? oid.slice(0, 8) : "-";
 }
+
+/** 12345 → "12,345" (no locale data: ICU costs tens of milliseconds to load). */
+export function thousands(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}

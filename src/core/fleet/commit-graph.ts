@@ -1,55 +1,309 @@
-import { octopusBase, readCommitGraph } from "../../git/ancestry.js";
+import { GitError } from "../../errors.js";
+import { type WalkedCommit, walkHistory } from "../../git/ancestry.js";
+import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
+import { thousands } from "../../text.js";
 
 /**
- * The fleet's commit graph, read once: every commit reachable from the trunk
- * or any branch tip, down to a common ancestor of them all. Ancestry, ahead
- * and behind counts then follow in memory, so classifying N branches costs
- * two git processes, never one per branch or per pair (spec section 10).
+ * The fleet's commit graph, read once: one history walk from the trunk and
+ * every branch tip and worktree head (the roots), newest first, stopped as
+ * soon as every root's history has met the others'. Ancestry, ahead and
+ * behind counts then follow in memory, so classifying N branches costs one
+ * git process, never one per branch or per pair (spec section 10).
+ *
+ * The walk paints each commit with the set of roots that reach it. Commits
+ * every root reaches count for no question ("a not b" needs a root that does
+ * not reach it), so the walk stops once nothing it has yet to read can change
+ * a paint that is not full (docs/decisions/0031):
+ *   - every root has been read, and every commit still waiting to be read (a
+ *     parent named but not printed yet) is reached by every root; and
+ *   - every commit read so far whose paint is not full is newer than the
+ *     commit just read: with parents never newer than their children, nothing
+ *     still to come descends from it. (Equal times keep the walk going, so a
+ *     history written within one second is read to the end.)
+ * A branch far behind the trunk therefore costs one walk down to where it
+ * forked — the walk its behind count needs — and nothing for any other row.
  */
 export interface Ancestry {
   /** Whether `ancestor` is reachable from `descendant` (equal commits count). */
   isAncestor(ancestor: string, descendant: string): boolean;
   /** Commits reachable from `from` and not from `not`. */
   countExclusive(from: string, not: string): number;
+  /**
+   * The roots `commit` is reachable from (itself included when it is one):
+   * its descendants among the commits the graph was read from.
+   */
+  rootsReaching(commit: string): readonly string[];
+  /** How many commits the walk read. */
+  readonly walked: number;
 }
 
 export async function readAncestry(cwd: string, roots: readonly string[]): Promise<Ancestry> {
   const unique = [...new Set(roots)];
-  if (unique.length <= 1) return singleCommitAncestry();
-  const base = await octopusBase(cwd, unique);
-  const graph = await readCommitGraph(cwd, unique, base);
-  return new GraphAncestry(graph);
+  if (unique.length <= 1) return singleCommitAncestry(unique);
+  const builder = new AncestryBuilder(unique);
+  await walkHistory(cwd, unique, (commit) => builder.add(commit));
+  // git prints every commit it was asked to walk from; one it skipped is no commit.
+  const notCommit = builder.unreadRoots()[0];
+  if (notCommit !== undefined) {
+    throw new GitError(["rev-list", "--stdin"], 128, `error: object ${notCommit} is not a commit`);
+  }
+  return builder.finish();
 }
 
-function singleCommitAncestry(): Ancestry {
+/** A walk this long is worth a commit-graph file: a few hundred milliseconds without one. */
+export const LONG_WALK_COMMITS = 10_000;
+
+/**
+ * The hint for a long walk in a repository without a commit-graph file
+ * (docs/decisions/0031); null when the walk was short or git has one. berth
+ * never writes one itself: it changes the repository, so the user decides.
+ */
+export function longWalkHint(ancestry: Ancestry, commonDir: string): string | null {
+  if (ancestry.walked < LONG_WALK_COMMITS || hasCommitGraphFile(commonDir)) return null;
+  return (
+    `reading the fleet walked ${thousands(ancestry.walked)} commits of history ` +
+    "(a branch far behind the trunk) in a repository with no commit-graph file: " +
+    "git commit-graph write --reachable makes git's history walks, this one included, several times faster"
+  );
+}
+
+function singleCommitAncestry(roots: readonly string[]): Ancestry {
   return {
     isAncestor: (a, b) => a === b,
     countExclusive: () => 0,
+    rootsReaching: (commit) => roots.filter((root) => root === commit),
+    walked: 0,
   };
 }
 
-class GraphAncestry implements Ancestry {
-  private readonly index = new Map<string, number>();
-  private readonly parents: number[][] = [];
-  private readonly reach = new Map<string, Uint32Array>();
+/** Commits read past the point where the walk may stop, against small clock skew (as git's own walks do). */
+const SLOP = 5;
 
-  constructor(graph: Map<string, string[]>) {
-    for (const commit of graph.keys()) this.index.set(commit, this.index.size);
-    for (const parentList of graph.values()) {
-      // Parents outside the graph are at or below the common base: reachable from every root.
-      this.parents.push(parentList.flatMap((p) => this.index.get(p) ?? []));
+/**
+ * Builds the in-memory graph from a walk, newest first (or from any commit
+ * list, for tests and the benchmark); `add` answers whether the walk may stop.
+ */
+export class AncestryBuilder {
+  private readonly rootCount: number;
+  private readonly index = new Map<string, number>();
+  private readonly oids: string[] = [];
+  private readonly parents: number[][] = [];
+  private readonly received: boolean[] = [];
+  private readonly times: number[] = [];
+  /** Each commit's paint (an id into `paints`): the roots known to reach it. */
+  private readonly paintOf: number[] = [];
+  private readonly paints: PaintTable;
+  /** Commits named but not read yet whose paint is not full. */
+  private waitingOpen = 0;
+  private rootsUnread: number;
+  /** Commits read whose paint is not full, oldest first (stale entries skipped on sight). */
+  private readonly openRead = new TimeHeap();
+  private slop = 0;
+  private walkedCount = 0;
+
+  constructor(roots: readonly string[]) {
+    const unique = [...new Set(roots)];
+    this.rootCount = unique.length;
+    this.rootsUnread = unique.length;
+    this.paints = new PaintTable(unique.length);
+    unique.forEach((root, bit) => {
+      const node = this.node(root);
+      this.setPaint(node, this.paints.single(bit));
+    });
+  }
+
+  /** Reads one commit of the walk; true when nothing further can change an answer. */
+  add(commit: WalkedCommit): boolean {
+    this.walkedCount++;
+    const node = this.node(commit.commit);
+    if (this.received[node]) return false;
+    this.received[node] = true;
+    this.times[node] = commit.time;
+    if (node < this.rootCount) this.rootsUnread--;
+    if (!this.paints.isFull(this.paintOf[node] as number)) {
+      this.waitingOpen--;
+      this.openRead.push(commit.time, node);
+    }
+    const parents = new Array<number>(commit.parents.length);
+    for (let i = 0; i < parents.length; i++) parents[i] = this.node(commit.parents[i] as string);
+    this.parents[node] = parents;
+    this.spread(node);
+    return this.mayStop(commit.time);
+  }
+
+  /** Roots the walk has not printed (at its end: roots that are not commits). */
+  unreadRoots(): string[] {
+    return this.oids.slice(0, this.rootCount).filter((_, node) => !this.received[node]);
+  }
+
+  finish(): Ancestry {
+    return new PaintedAncestry(
+      this.rootCount,
+      this.index,
+      this.oids,
+      this.parents,
+      this.received,
+      this.paintOf,
+      this.paints,
+      this.walkedCount,
+    );
+  }
+
+  private node(oid: string): number {
+    const known = this.index.get(oid);
+    if (known !== undefined) return known;
+    const node = this.oids.length;
+    this.index.set(oid, node);
+    this.oids.push(oid);
+    this.parents.push(NO_PARENTS);
+    this.received.push(false);
+    this.times.push(0);
+    this.paintOf.push(EMPTY);
+    this.waitingOpen++;
+    return node;
+  }
+
+  /** Sets a commit's paint; false when it did not change. */
+  private setPaint(node: number, paint: number): boolean {
+    const old = this.paintOf[node] as number;
+    if (old === paint) return false;
+    this.paintOf[node] = paint;
+    if (!this.received[node] && !this.paints.isFull(old) && this.paints.isFull(paint)) {
+      this.waitingOpen--;
+    }
+    return true;
+  }
+
+  /** Pushes a commit's paint down to its parents, and on through any already read. */
+  private spread(start: number): void {
+    const stack = [start];
+    while (stack.length > 0) {
+      const node = stack.pop() as number;
+      const paint = this.paintOf[node] as number;
+      for (const parent of this.parents[node] as number[]) {
+        const merged = this.paints.union(this.paintOf[parent] as number, paint);
+        if (this.setPaint(parent, merged) && this.received[parent]) stack.push(parent);
+      }
+    }
+  }
+
+  private mayStop(lastTime: number): boolean {
+    if (this.rootsUnread > 0 || this.waitingOpen > 0) {
+      this.slop = 0;
+      return false;
+    }
+    while (
+      this.openRead.size > 0 &&
+      this.paints.isFull(this.paintOf[this.openRead.topNode()] as number)
+    ) {
+      this.openRead.pop();
+    }
+    if (this.openRead.size > 0 && this.openRead.topTime() <= lastTime) {
+      this.slop = 0;
+      return false;
+    }
+    this.slop++;
+    return this.slop > SLOP;
+  }
+}
+
+const EMPTY = 0;
+const NO_PARENTS: number[] = [];
+
+class PaintedAncestry implements Ancestry {
+  /** Commits read, per paint. */
+  private readonly countOf: Map<number, number>;
+  /** Per root: the commits read that it reaches. */
+  private readonly sizeOf: Float64Array;
+  /** Per root b (on demand): per root x, the commits read that both reach. */
+  private readonly shared = new Map<number, Float64Array>();
+  private readonly reach = new Map<number, Uint32Array>();
+
+  constructor(
+    private readonly rootCount: number,
+    private readonly index: Map<string, number>,
+    private readonly oids: string[],
+    private readonly parents: number[][],
+    private readonly received: boolean[],
+    private readonly paintOf: number[],
+    private readonly paints: PaintTable,
+    readonly walked: number,
+  ) {
+    this.countOf = new Map();
+    for (let node = 0; node < oids.length; node++) {
+      if (!received[node]) continue;
+      const paint = paintOf[node] as number;
+      this.countOf.set(paint, (this.countOf.get(paint) ?? 0) + 1);
+    }
+    this.sizeOf = new Float64Array(rootCount);
+    for (const [paint, count] of this.countOf) {
+      paints.forEachBit(paint, (bit) => {
+        this.sizeOf[bit] = (this.sizeOf[bit] ?? 0) + count;
+      });
     }
   }
 
   isAncestor(ancestor: string, descendant: string): boolean {
     if (ancestor === descendant) return true;
-    const a = this.index.get(ancestor);
-    // Outside the graph means at the common base, which every root reaches.
+    const a = this.readNode(ancestor);
+    // Not read: below the walk, where every root's history is common.
     if (a === undefined) return true;
+    const d = this.index.get(descendant);
+    if (d !== undefined && d < this.rootCount) return this.paints.has(this.paintOf[a] as number, d);
     return hasBit(this.reachOf(descendant), a);
   }
 
   countExclusive(from: string, not: string): number {
+    if (from === not) return 0;
+    const f = this.index.get(from);
+    const n = this.index.get(not);
+    if (f === undefined || n === undefined || f >= this.rootCount || n >= this.rootCount) {
+      return this.countByWalk(from, not);
+    }
+    const size = this.sizeOf[f] as number;
+    // `not` inside `from`: every commit `not` reaches, `from` reaches too.
+    if (this.paints.has(this.paintOf[n] as number, f)) return size - (this.sizeOf[n] as number);
+    // Shared commits are symmetric: use a root already tallied (the trunk, asked of every row).
+    const shared = this.shared.get(f)?.[n] ?? (this.sharedWith(n)[f] as number);
+    return size - shared;
+  }
+
+  rootsReaching(commit: string): readonly string[] {
+    const node = this.readNode(commit);
+    if (node === undefined) return this.oids.slice(0, this.rootCount);
+    const roots: string[] = [];
+    this.paints.forEachBit(this.paintOf[node] as number, (bit) => {
+      roots.push(this.oids[bit] as string);
+    });
+    return roots;
+  }
+
+  private readNode(commit: string): number | undefined {
+    const node = this.index.get(commit);
+    return node !== undefined && this.received[node] ? node : undefined;
+  }
+
+  /** Per root x, the commits read that both `root` and x reach; one pass over the paints holding `root`. */
+  private sharedWith(root: number): Float64Array {
+    const cached = this.shared.get(root);
+    if (cached) return cached;
+    const both = new Float64Array(this.rootCount);
+    for (const [paint, count] of this.countOf) {
+      if (!this.paints.has(paint, root)) continue;
+      this.paints.forEachBit(paint, (bit) => {
+        both[bit] = (both[bit] ?? 0) + count;
+      });
+    }
+    this.shared.set(root, both);
+    return both;
+  }
+
+  /**
+   * For commits other than the roots (no caller asks today): the commits read
+   * that one reaches and the other does not, by walking the graph. What lies
+   * below the walk is taken as common, as for the roots.
+   */
+  private countByWalk(from: string, not: string): number {
     const fromSet = this.reachOf(from);
     const notSet = this.reachOf(not);
     let count = 0;
@@ -59,27 +313,167 @@ class GraphAncestry implements Ancestry {
     return count;
   }
 
-  /** Commits (inside the graph) reachable from `commit`, as a bitset; memoised per root. */
   private reachOf(commit: string): Uint32Array {
-    const cached = this.reach.get(commit);
+    const start = this.readNode(commit);
+    const key = start ?? -1;
+    const cached = this.reach.get(key);
     if (cached) return cached;
-    const bits = new Uint32Array(Math.ceil(this.index.size / 32));
-    const start = this.index.get(commit);
+    const bits = new Uint32Array(Math.ceil(this.oids.length / 32));
     if (start !== undefined) {
       const stack = [start];
-      setBit(bits, start);
       while (stack.length > 0) {
-        const current = stack.pop() as number;
-        for (const parent of this.parents[current] ?? []) {
-          if (!hasBit(bits, parent)) {
-            setBit(bits, parent);
-            stack.push(parent);
-          }
+        const node = stack.pop() as number;
+        if (hasBit(bits, node)) continue;
+        setBit(bits, node);
+        for (const parent of this.parents[node] as number[]) {
+          if (this.received[parent] && !hasBit(bits, parent)) stack.push(parent);
         }
       }
     }
-    this.reach.set(commit, bits);
+    this.reach.set(key, bits);
     return bits;
+  }
+}
+
+/**
+ * Distinct sets of roots, each stored once and named by a small id; unions
+ * are remembered, so painting a long chain allocates nothing.
+ */
+class PaintTable {
+  private readonly words: number;
+  private readonly sets: Uint32Array[];
+  private readonly full: boolean[];
+  private readonly byKey = new Map<string, number>();
+  private readonly unions = new Map<number, number>();
+
+  constructor(private readonly rootCount: number) {
+    this.words = Math.ceil(rootCount / 32);
+    this.sets = [new Uint32Array(this.words)];
+    this.full = [rootCount === 0];
+  }
+
+  single(bit: number): number {
+    const set = new Uint32Array(this.words);
+    setBit(set, bit);
+    return this.intern(set);
+  }
+
+  isFull(paint: number): boolean {
+    return this.full[paint] === true;
+  }
+
+  has(paint: number, bit: number): boolean {
+    return hasBit(this.sets[paint] as Uint32Array, bit);
+  }
+
+  union(a: number, b: number): number {
+    if (a === b || b === EMPTY) return a;
+    if (a === EMPTY) return b;
+    if (this.full[a]) return a;
+    if (this.full[b]) return b;
+    const lo = Math.min(a, b);
+    const hi = Math.max(a, b);
+    const key = lo * 0x200000 + hi;
+    const memo = hi < 0x200000 ? this.unions.get(key) : undefined;
+    if (memo !== undefined) return memo;
+    const x = this.sets[a] as Uint32Array;
+    const y = this.sets[b] as Uint32Array;
+    const merged = new Uint32Array(this.words);
+    let sameAsA = true;
+    let sameAsB = true;
+    for (let i = 0; i < this.words; i++) {
+      const word = ((x[i] as number) | (y[i] as number)) >>> 0;
+      merged[i] = word;
+      if (word !== x[i]) sameAsA = false;
+      if (word !== y[i]) sameAsB = false;
+    }
+    const result = sameAsA ? a : sameAsB ? b : this.intern(merged);
+    if (hi < 0x200000) this.unions.set(key, result);
+    return result;
+  }
+
+  forEachBit(paint: number, visit: (bit: number) => void): void {
+    const set = this.sets[paint] as Uint32Array;
+    for (let i = 0; i < set.length; i++) {
+      let word = set[i] as number;
+      while (word !== 0) {
+        const low = word & -word;
+        visit(i * 32 + 31 - Math.clz32(low));
+        word ^= low;
+      }
+    }
+  }
+
+  private intern(set: Uint32Array): number {
+    const key = set.join(",");
+    const known = this.byKey.get(key);
+    if (known !== undefined) return known;
+    const id = this.sets.length;
+    this.sets.push(set);
+    let bits = 0;
+    for (const word of set) bits += popcount(word);
+    this.full.push(bits === this.rootCount);
+    this.byKey.set(key, id);
+    return id;
+  }
+}
+
+/** A min-heap of (time, node). */
+class TimeHeap {
+  private readonly timesOf: number[] = [];
+  private readonly nodes: number[] = [];
+
+  get size(): number {
+    return this.nodes.length;
+  }
+
+  topTime(): number {
+    return this.timesOf[0] as number;
+  }
+
+  topNode(): number {
+    return this.nodes[0] as number;
+  }
+
+  push(time: number, node: number): void {
+    let i = this.nodes.length;
+    this.timesOf.push(time);
+    this.nodes.push(node);
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      if ((this.timesOf[up] as number) <= time) break;
+      this.move(up, i);
+      i = up;
+    }
+    this.timesOf[i] = time;
+    this.nodes[i] = node;
+  }
+
+  pop(): void {
+    const lastTime = this.timesOf.pop() as number;
+    const lastNode = this.nodes.pop() as number;
+    const size = this.nodes.length;
+    if (size === 0) return;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= size) break;
+      const right = left + 1;
+      const child =
+        right < size && (this.timesOf[right] as number) < (this.timesOf[left] as number)
+          ? right
+          : left;
+      if ((this.timesOf[child] as number) >= lastTime) break;
+      this.move(child, i);
+      i = child;
+    }
+    this.timesOf[i] = lastTime;
+    this.nodes[i] = lastNode;
+  }
+
+  private move(from: number, to: number): void {
+    this.timesOf[to] = this.timesOf[from] as number;
+    this.nodes[to] = this.nodes[from] as number;
   }
 }
 
