@@ -129,3 +129,13 @@ export function splitLaneOutput(stream: string, nonce: string, count: number): (
   return outputs;
 }
 
+/**
+ * Refreshes a checkout's index as a user's own `git status` would: the stat
+ * data of files git had to re-read is written back, and the untracked cache
+ * (where enabled) filled, so later read-only statuses need not re-hash them.
+ * It takes the index lock: only for a checkout the caller owns, such as the
+ * one `berth start` just made.
+ */
+export async function refreshWorktreeIndex(path: string): Promise<void> {
+  await runGit(STATUS_ARGS, { cwd: path, optionalLocks: true });
+}

@@ -30,6 +30,7 @@ import { describeSetupFailure, runSetupEnsure, runSetupSteps } from "../berth/se
 import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk } from "../repo/trunk.js";
+import { settleCheckoutIndex } from "./settle-index.js";
 import { applyTeardown } from "./teardown.js";
 
 export interface StartOptions {
@@ -130,6 +131,8 @@ export async function startBerth(
     }
     throw error;
   }
+  // Last, once setup has written what it writes: read-only surveys then never re-hash it.
+  await settleCheckoutIndex(facts.path, ownerAdminDir(run));
   return appliedResult("start", data, plan, run.steps, { hints });
 }
 
@@ -261,6 +264,10 @@ async function runStartSetup(run: StartRun, hints: string[]): Promise<StepFailur
     return { step: setupEnsure.failure.step, detail };
   }
   return null;
+}
+
+function ownerAdminDir(run: StartRun): string {
+  return adminDirFor(run.repo.location.commonDir, ownerOfRun(run).adminKey);
 }
 
 function ownerOfRun(run: StartRun): ResourceOwner {
