@@ -8,6 +8,7 @@ import { pathExistsOrBroken } from "../../io/fs.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
 import { openRepository } from "./repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
+import { planUntrackedCache } from "./untracked-cache.js";
 
 export interface InitData {
   path: string;
@@ -17,7 +18,7 @@ export interface InitData {
 /** Writes a commented berth.toml at the repository root; never overwrites one. */
 export async function initConfig(
   ctx: Context,
-  options: { dryRun?: boolean },
+  options: { dryRun?: boolean; untrackedCache?: boolean },
 ): Promise<PlanApplyResult<InitData>> {
   const repo = await openRepository(ctx);
   const path = join(repo.mainPath, "berth.toml");
@@ -33,14 +34,23 @@ export async function initConfig(
   const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
   const trunkName = trunk.name ?? "main";
   const data: InitData = { path, trunk: trunkName };
-  const plan = [{ step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` }];
-  if (options.dryRun) return plannedResult("init", data, plan);
+  const cache = await planUntrackedCache(repo, options.untrackedCache === true);
+  const plan = [
+    { step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` },
+    ...cache.plan,
+  ];
+  if (options.dryRun) {
+    return plannedResult("init", data, plan, cache.hints.length > 0 ? { hints: cache.hints } : {});
+  }
   await writeFile(path, renderStarterConfig(trunkName), { flag: "wx" });
+  const cacheSteps = await cache.apply();
   return appliedResult(
     "init",
     data,
     plan,
-    [{ step: "write berth.toml", target: path, outcome: "done" }],
-    { hints: ["berth.toml is yours to commit; berth never commits anything itself"] },
+    [{ step: "write berth.toml", target: path, outcome: "done" }, ...cacheSteps],
+    {
+      hints: ["berth.toml is yours to commit; berth never commits anything itself", ...cache.hints],
+    },
   );
 }
