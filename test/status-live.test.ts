@@ -21,7 +21,7 @@ afterEach(() => {
 });
 
 /** A terminal stand-in: it records every write, in order, with its size. */
-function fakeTerminal() {
+function fakeTerminal(rows = 40) {
   const writes: string[] = [];
   const stream = Object.assign(
     new Writable({
@@ -30,7 +30,7 @@ function fakeTerminal() {
         done();
       },
     }),
-    { isTTY: true, columns: 160, rows: 40 },
+    { isTTY: true, columns: 160, rows },
   );
   return { stream, writes };
 }
@@ -42,7 +42,7 @@ function slowStatusGit(dir: string): string {
   mkdirSync(bin, { recursive: true });
   writeFileSync(
     join(bin, "git"),
-    `#!/bin/sh\ncase " $* " in *" status "*) sleep 0.3;; esac\nexec '${realGit}' "$@"\n`,
+    `#!/bin/sh\ncase " $* " in *" status "*) sleep 1;; esac\nexec '${realGit}' "$@"\n`,
   );
   chmodSync(join(bin, "git"), 0o755);
   return `${bin}:${process.env.PATH ?? ""}`;
@@ -76,8 +76,11 @@ describe("status on a terminal", () => {
     const first = frames[0] as string;
     for (const row of rows) expect(first).toContain(row.id);
     expect(first).toContain("…");
-    expect(first).toContain("reading 0/4");
-    expect(first).not.toContain("clean");
+    // At most the current checkout's status (it starts before discovery) is in.
+    expect(first).toMatch(/reading [01]\/4…/);
+    for (const row of rows.slice(1)) {
+      expect(first.split("\n").find((line) => line.includes(row.id))).not.toContain("clean");
+    }
     // Later frames redraw in place (cursor up, clear) as statuses arrive.
     const later = frames.slice(1);
     expect(later.every((f) => REDRAW.test(f))).toBe(true);
@@ -92,6 +95,21 @@ describe("status on a terminal", () => {
     expect(stdout.slice(`\u001b[${lastLines}A\u001b[J`.length)).toBe(
       renderStatus(data, colors, ctx.now()),
     );
+  }, 60_000);
+
+  it("on a terminal too small for the table, draws only how many statuses are in", async () => {
+    repo = await fleet();
+    const terminal = fakeTerminal(4);
+    const { ctx } = testContext(repo.path, repo.env);
+    ctx.stdout = terminal.stream;
+    ctx.stdoutIsTTY = true;
+    ctx.env = { ...repo.env, TERM: "xterm" };
+    process.env.PATH = slowStatusGit(repo.dir.path);
+    const outcome = await statusCommand(ctx, {});
+    expect(terminal.writes.length).toBeGreaterThanOrEqual(1);
+    expect(terminal.writes[0]).toMatch(/^trunk main; reading [01]\/4…\n$/);
+    const stdout = outcome.human(colorsFor(true, ctx.env)).stdout as string;
+    expect(stdout.startsWith(`${ESC}[1A${ESC}[J`)).toBe(true);
   }, 60_000);
 
   it("draws nothing when stdout is not a terminal, or with --json", async () => {

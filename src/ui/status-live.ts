@@ -7,8 +7,8 @@ import { visibleLength } from "./table.js";
  * `berth status` on a terminal: the table's skeleton at once, rows filled in
  * as their statuses arrive, redrawn in place; then `finish` hands back what
  * erases it, so the final table is printed where the skeleton was. Only on a
- * terminal that can move the cursor and has room for the whole table; any
- * frame that would not fit stops the drawing (the final table still prints).
+ * terminal that can move the cursor; a table too big for it is shown as its
+ * last line alone (how many statuses are in). The final table always prints.
  */
 export interface TerminalSize {
   columns: number;
@@ -31,25 +31,29 @@ export function liveStatusTable(
   let trunk: StatusData["trunk"] = { name: null, tip: null };
   let rows: StatusRow[] = [];
   const arrived = new Set<string>();
+  const indexOf = new Map<string, number>();
   let drawn = 0;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let lastFrame = 0;
 
   const erase = () => (drawn > 0 ? `\u001b[${drawn}A\u001b[J` : "");
+  const fits = (lines: readonly string[]) =>
+    lines.length < size.rows && lines.every((line) => visibleLength(line) < size.columns);
   const draw = () => {
     timer = null;
     if (stopped) return;
-    const frame = renderStatusSkeleton(trunk, rows, arrived, c);
-    const lines = frame.split("\n").slice(0, -1);
-    if (lines.length >= size.rows || lines.some((line) => visibleLength(line) >= size.columns)) {
-      // Too big to redraw in place: leave the terminal to the final table.
+    let lines = renderStatusSkeleton(trunk, rows, arrived, c).split("\n").slice(0, -1);
+    // A table taller or wider than the terminal cannot be redrawn in place:
+    // its last line (how many statuses are in) is drawn alone instead.
+    if (!fits(lines)) lines = lines.slice(-1);
+    if (!fits(lines)) {
       out.write(erase());
       drawn = 0;
       stopped = true;
       return;
     }
-    out.write(`${erase()}${frame}`);
+    out.write(`${erase()}${lines.join("\n")}\n`);
     drawn = lines.length;
     lastFrame = Date.now();
   };
@@ -64,12 +68,15 @@ export function liveStatusTable(
     skeleton(t, r) {
       trunk = t;
       rows = r;
-      for (const row of r) if (row.readable !== null) arrived.add(row.path);
+      r.forEach((row, i) => {
+        indexOf.set(row.path, i);
+        if (row.readable !== null) arrived.add(row.path);
+      });
       draw();
     },
     row(row) {
-      const i = rows.findIndex((r) => r.path === row.path);
-      if (i === -1) return;
+      const i = indexOf.get(row.path);
+      if (i === undefined) return;
       rows[i] = row;
       arrived.add(row.path);
       schedule();
