@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   AncestryBuilder,
+  HAND_OFF_MIN_WALK,
   LONG_WALK_COMMITS,
   readAncestry,
 } from "../src/core/fleet/commit-graph.js";
@@ -135,6 +136,69 @@ describe("the fleet's commit graph (in memory)", () => {
     }
   });
 
+  it("hands a far, old root to git's counts and still answers every root-to-root question", () => {
+    let handedOff = 0;
+    for (let seed = 1; seed <= 150; seed++) {
+      const random = rng(seed);
+      // A near fleet over a long history, and one root forked far down (an old, stale berth).
+      const dag = randomDag(random, 60 + Math.floor(random() * 60));
+      const all = [...dag.parents.keys()];
+      const trunk = all.at(-1) as string;
+      let tip = trunk;
+      // A long chain on top: the far root forks below all of it.
+      for (let i = 0; i < 300; i++) {
+        const id = `t${i}`;
+        dag.parents.set(id, [tip]);
+        dag.times.set(id, (dag.times.get(tip) as number) + 1 + Math.floor(random() * 2));
+        tip = id;
+      }
+      const nearRoots = [tip];
+      for (let b = 0; b < 2 + Math.floor(random() * 5); b++) {
+        const base = `t${299 - Math.floor(random() * 10)}`;
+        const id = `n${b}`;
+        dag.parents.set(id, [base]);
+        dag.times.set(id, (dag.times.get(tip) as number) + 1 + b);
+        nearRoots.push(id);
+      }
+      const forkAt = all[Math.floor(random() * all.length)] as string;
+      const far = "far";
+      dag.parents.set(far, [forkAt]);
+      dag.times.set(far, (dag.times.get(forkAt) as number) + (random() < 0.5 ? 0 : 1));
+      // Sometimes the far root is on the trunk already (landed long ago).
+      const farRoot = random() < 0.2 ? forkAt : far;
+      const roots = [...new Set([tip, ...nearRoots, farRoot])];
+      const handOff = { primary: tip, times: dag.times, minWalk: 10 };
+      const builder = new AncestryBuilder(roots, handOff);
+      for (const commit of gitOrder(dag, roots)) if (builder.add(commit)) break;
+      const reach = new Map(roots.map((r) => [r, reachOf(dag, r)]));
+      const exclusive = (a: string, b: string) => {
+        const rb = reach.get(b) as Set<string>;
+        return [...(reach.get(a) as Set<string>)].filter((c) => !rb.has(c)).length;
+      };
+      const gone = builder.handedOff();
+      if (gone !== null) handedOff++;
+      const ancestry = builder.finish(
+        gone === null ? undefined : { behind: exclusive(tip, gone), ahead: exclusive(gone, tip) },
+      );
+      for (const a of roots) {
+        const reaching = roots.filter((d) => reach.get(d)?.has(a));
+        expect([...ancestry.rootsReaching(a)].sort(), `seed ${seed}: ${a}`).toEqual(
+          reaching.sort(),
+        );
+        for (const b of roots) {
+          expect(ancestry.isAncestor(a, b), `seed ${seed}: ${a} in ${b}`).toBe(
+            (reach.get(b) as Set<string>).has(a),
+          );
+          expect(ancestry.countExclusive(a, b), `seed ${seed}: ${a} not ${b}`).toBe(
+            exclusive(a, b),
+          );
+        }
+      }
+    }
+    // The case this is for happened, and often.
+    expect(handedOff).toBeGreaterThan(50);
+  });
+
   it("stops near the tips when every root meets the others soon", () => {
     // A long trunk with a few branches near its tip: the walk need not go far down.
     const parents = new Map<string, string[]>();
@@ -169,16 +233,18 @@ afterEach(() => repo?.cleanup());
 function importHistory(
   r: TestRepo,
   trunk: number,
-  branches: { name: string; from: number; work: number }[],
+  branches: { name: string; from: number; work: number; old?: boolean }[],
 ): void {
   const out: string[] = [];
   const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
   let mark = 0;
   let time = 1_700_000_000;
-  const commit = (ref: string, from: number | null, message: string) => {
+  const timeOf: number[] = [];
+  const commit = (ref: string, from: number | null, message: string, at?: number) => {
     mark++;
     time += 60;
-    out.push(`commit ${ref}\nmark :${mark}\ncommitter T <t@example.com> ${time} +0000\n`);
+    timeOf[mark] = at ?? time;
+    out.push(`commit ${ref}\nmark :${mark}\ncommitter T <t@example.com> ${timeOf[mark]} +0000\n`);
     out.push(data(message), from === null ? "" : `from :${from}\n`, "\n");
     return mark;
   };
@@ -189,7 +255,11 @@ function importHistory(
   for (const b of branches) {
     let tip = trunkMarks[b.from] as number;
     if (b.work === 0) out.push(`reset refs/heads/${b.name}\nfrom :${tip}\n\n`);
-    for (let i = 0; i < b.work; i++) tip = commit(`refs/heads/${b.name}`, tip, `${b.name} ${i}`);
+    for (let i = 0; i < b.work; i++) {
+      // An old branch's commits are dated just after its fork point (a stale berth).
+      const at = b.old ? (timeOf[tip] as number) + 1 : undefined;
+      tip = commit(`refs/heads/${b.name}`, tip, `${b.name} ${i}`, at);
+    }
   }
   execFileSync("git", ["fast-import", "--quiet", "--force"], {
     cwd: r.path,
@@ -225,6 +295,38 @@ describe("the fleet's commit graph (real git)", () => {
     // and the 6 on branches) and stopped a few commits below it, not at the root.
     expect(ancestry.walked).toBeGreaterThanOrEqual(2996);
     expect(ancestry.walked).toBeLessThan(3006);
+  });
+
+  it("with a commit-graph, leaves a far-behind branch to git's own count and gives the same answers", async () => {
+    repo = makeRepo();
+    const r = repo;
+    importHistory(r, 5000, [
+      { name: "far", from: 10, work: 0 },
+      { name: "stale", from: 20, work: 2, old: true },
+      { name: "near", from: 4995, work: 1 },
+    ]);
+    r.git(["commit-graph", "write", "--reachable"]);
+    const tip = (ref: string) => r.git(["rev-parse", ref]);
+    const count = (range: string) => Number(r.git(["rev-list", "--count", range]));
+    // The stale branch's commits are old too: dated just after its fork point.
+    for (const names of [
+      ["main", "stale", "near"],
+      ["main", "far", "near"],
+    ]) {
+      const ancestry = await readAncestry(r.path, names.map(tip), {
+        primary: tip("main"),
+        commitGraph: true,
+      });
+      for (const a of names) {
+        for (const b of names) {
+          expect(ancestry.countExclusive(tip(a), tip(b)), `${b}..${a}`).toBe(count(`${b}..${a}`));
+          const merged = r.git(["branch", "--format=%(refname:short)", "--merged", b]).split("\n");
+          expect(ancestry.isAncestor(tip(a), tip(b)), `${a} in ${b}`).toBe(merged.includes(a));
+        }
+      }
+      // It did not read down to where the far one forked.
+      expect(ancestry.walked).toBeLessThan(HAND_OFF_MIN_WALK + 100);
+    }
   });
 
   it("reads only the tips' neighbourhood when no branch is far behind", async () => {

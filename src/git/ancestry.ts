@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { GitError } from "../errors.js";
-import { gitEnv, runGit } from "./run.js";
+import { gitEnv, gitOutput, runGit } from "./run.js";
 
 /** One commit of a history walk: its id, parents and committer time (Unix seconds). */
 export interface WalkedCommit {
@@ -77,6 +77,34 @@ export function walkHistory(
     });
     child.stdin.end(`${tips.join("\n")}\n`);
   });
+}
+
+/** The committer time (Unix seconds) of each given commit, without walking (`rev-list --no-walk`). */
+export async function readCommitTimes(
+  cwd: string,
+  commits: readonly string[],
+): Promise<Map<string, number>> {
+  const { stdout } = await runGit(["rev-list", "--no-walk", "--timestamp", "--stdin"], {
+    cwd,
+    input: `${commits.join("\n")}\n`,
+  });
+  const times = new Map<string, number>();
+  for (const line of stdout.split("\n")) {
+    const [time, commit] = line.split(" ");
+    if (time && commit) times.set(commit, Number(time));
+  }
+  return times;
+}
+
+/** `git rev-list --left-right --count a...b`: commits only `a` reaches, and only `b`. */
+export async function countLeftRight(
+  cwd: string,
+  a: string,
+  b: string,
+): Promise<{ left: number; right: number }> {
+  const out = await gitOutput(["rev-list", "--left-right", "--count", `${a}...${b}`], { cwd });
+  const [left = "", right = ""] = out.trim().split(/\s+/);
+  return { left: Number(left), right: Number(right) };
 }
 
 /** Whether `ancestor` is reachable from `descendant` (equal counts). */

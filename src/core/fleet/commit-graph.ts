@@ -1,5 +1,10 @@
 import { GitError } from "../../errors.js";
-import { type WalkedCommit, walkHistory } from "../../git/ancestry.js";
+import {
+  countLeftRight,
+  readCommitTimes,
+  type WalkedCommit,
+  walkHistory,
+} from "../../git/ancestry.js";
 import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
 import { thousands } from "../../text.js";
 
@@ -37,11 +42,44 @@ export interface Ancestry {
   readonly walked: number;
 }
 
-export async function readAncestry(cwd: string, roots: readonly string[]): Promise<Ancestry> {
+export interface AncestryOptions {
+  /** The trunk's tip (one of the roots): counts against it are asked of every row. */
+  primary?: string | null;
+  /**
+   * The repository has a commit-graph file: git's own walks are then several
+   * times faster than berth reading what a walk prints, so a single root far
+   * behind the rest is counted by git instead of read (see AncestryBuilder).
+   */
+  commitGraph?: boolean;
+}
+
+export async function readAncestry(
+  cwd: string,
+  roots: readonly string[],
+  options: AncestryOptions = {},
+): Promise<Ancestry> {
   const unique = [...new Set(roots)];
   if (unique.length <= 1) return singleCommitAncestry(unique);
-  const builder = new AncestryBuilder(unique);
+  const primary = options.primary ?? null;
+  const handOff: HandOff | null =
+    options.commitGraph === true && primary !== null && unique.includes(primary)
+      ? { primary, times: null, minWalk: HAND_OFF_MIN_WALK }
+      : null;
+  if (handOff !== null) {
+    // A few milliseconds, beside the walk; until it answers, nothing is handed off.
+    readCommitTimes(cwd, unique)
+      .then((times) => {
+        handOff.times = times;
+      })
+      .catch(() => undefined);
+  }
+  const builder = new AncestryBuilder(unique, handOff);
   await walkHistory(cwd, unique, (commit) => builder.add(commit));
+  const far = builder.handedOff();
+  if (far !== null && primary !== null) {
+    const { left, right } = await countLeftRight(cwd, primary, far);
+    return builder.finish({ behind: left, ahead: right });
+  }
   // git prints every commit it was asked to walk from; one it skipped is no commit.
   const notCommit = builder.unreadRoots()[0];
   if (notCommit !== undefined) {
@@ -49,6 +87,9 @@ export async function readAncestry(cwd: string, roots: readonly string[]): Promi
   }
   return builder.finish();
 }
+
+/** The walk reads at least this far before handing a far root to git: below it, reading on is cheaper. */
+export const HAND_OFF_MIN_WALK = 2000;
 
 /** A walk this long is worth a commit-graph file: a few hundred milliseconds without one. */
 export const LONG_WALK_COMMITS = 10_000;
@@ -79,9 +120,36 @@ function singleCommitAncestry(roots: readonly string[]): Ancestry {
 /** Commits read past the point where the walk may stop, against small clock skew (as git's own walks do). */
 const SLOP = 5;
 
+/** What the builder needs to hand one far root to git (readAncestry fills `times` when git answers). */
+export interface HandOff {
+  primary: string;
+  /** Committer times of the roots; null until known (nothing is handed off before). */
+  times: ReadonlyMap<string, number> | null;
+  minWalk: number;
+}
+
+/** git's counts for the root handed off, against the primary root. */
+export interface FarCounts {
+  /** Commits the primary reaches and the far root does not (its behind count). */
+  behind: number;
+  /** Commits the far root reaches and the primary does not (its ahead count). */
+  ahead: number;
+}
+
 /**
  * Builds the in-memory graph from a walk, newest first (or from any commit
  * list, for tests and the benchmark); `add` answers whether the walk may stop.
+ *
+ * The hand-off (with a commit-graph only): when every root but one (D) has
+ * been read and has met the others — every commit still waiting to be read
+ * is reached by all of them — and D itself is older than everything read, the
+ * walk stops there instead of reading on down to where D forked. Nothing read
+ * can then be reached from D (it is older), every read root reaches all that
+ * is left below, so git's two counts of D against the primary
+ * (`rev-list --left-right --count`) answer every question about D exactly:
+ * `D not x` is D's ahead count for every read root x, and `x not D` is x's
+ * read commits plus what lies below the walk outside D's history — the
+ * primary's count less its own read commits.
  */
 export class AncestryBuilder {
   private readonly rootCount: number;
@@ -100,8 +168,18 @@ export class AncestryBuilder {
   private readonly openRead = new TimeHeap();
   private slop = 0;
   private walkedCount = 0;
+  /** Once one root is left unread (hand-off only): it, and the bookkeeping against it. */
+  private far: { node: number; single: number } | null = null;
+  /** Commits named but not read yet (the far root aside) that some read root does not reach. */
+  private waitingNotMet = 0;
+  /** Commits read that some read root does not reach, oldest first (stale entries skipped). */
+  private readonly notMetRead = new TimeHeap();
+  private handOffTo: string | null = null;
 
-  constructor(roots: readonly string[]) {
+  constructor(
+    roots: readonly string[],
+    private readonly handOff: HandOff | null = null,
+  ) {
     const unique = [...new Set(roots)];
     this.rootCount = unique.length;
     this.rootsUnread = unique.length;
@@ -120,15 +198,36 @@ export class AncestryBuilder {
     this.received[node] = true;
     this.times[node] = commit.time;
     if (node < this.rootCount) this.rootsUnread--;
-    if (!this.paints.isFull(this.paintOf[node] as number)) {
+    const paint = this.paintOf[node] as number;
+    if (!this.paints.isFull(paint)) {
       this.waitingOpen--;
       this.openRead.push(commit.time, node);
+    }
+    if (this.far !== null) {
+      if (node === this.far.node) this.far = null;
+      else if (!this.metByReadRoots(paint)) {
+        this.waitingNotMet--;
+        this.notMetRead.push(commit.time, node);
+      }
     }
     const parents = new Array<number>(commit.parents.length);
     for (let i = 0; i < parents.length; i++) parents[i] = this.node(commit.parents[i] as string);
     this.parents[node] = parents;
     this.spread(node);
+    if (
+      this.handOff !== null &&
+      this.far === null &&
+      this.rootsUnread === 1 &&
+      node < this.rootCount
+    ) {
+      this.watchFarRoot();
+    }
     return this.mayStop(commit.time);
+  }
+
+  /** The root left to git, once the walk stopped for it; null when it stopped (or ended) on its own. */
+  handedOff(): string | null {
+    return this.handOffTo;
   }
 
   /** Roots the walk has not printed (at its end: roots that are not commits). */
@@ -136,7 +235,18 @@ export class AncestryBuilder {
     return this.oids.slice(0, this.rootCount).filter((_, node) => !this.received[node]);
   }
 
-  finish(): Ancestry {
+  /** The graph; `far` gives git's counts for the root handed off (required when there is one). */
+  finish(far?: FarCounts): Ancestry {
+    const farRoot =
+      this.handOffTo === null || this.handOff === null
+        ? null
+        : {
+            node: this.index.get(this.handOffTo) as number,
+            primary: this.index.get(this.handOff.primary) as number,
+            counts: far ?? { behind: 0, ahead: 0 },
+          };
+    if (farRoot !== null && far === undefined)
+      throw new Error("finish: the far root's counts are missing");
     return new PaintedAncestry(
       this.rootCount,
       this.index,
@@ -146,6 +256,7 @@ export class AncestryBuilder {
       this.paintOf,
       this.paints,
       this.walkedCount,
+      farRoot,
     );
   }
 
@@ -160,6 +271,7 @@ export class AncestryBuilder {
     this.times.push(0);
     this.paintOf.push(EMPTY);
     this.waitingOpen++;
+    if (this.far !== null) this.waitingNotMet++;
     return node;
   }
 
@@ -171,7 +283,60 @@ export class AncestryBuilder {
     if (!this.received[node] && !this.paints.isFull(old) && this.paints.isFull(paint)) {
       this.waitingOpen--;
     }
+    if (
+      this.far !== null &&
+      !this.received[node] &&
+      node !== this.far.node &&
+      !this.metByReadRoots(old) &&
+      this.metByReadRoots(paint)
+    ) {
+      this.waitingNotMet--;
+    }
     return true;
+  }
+
+  /** Reached by every root but the far one (which no read commit can be reached from). */
+  private metByReadRoots(paint: number): boolean {
+    const far = this.far as { single: number };
+    return this.paints.isFull(this.paints.union(paint, far.single));
+  }
+
+  /** One root is left unread: from now on, count what the read roots have not met. */
+  private watchFarRoot(): void {
+    const handOff = this.handOff as HandOff;
+    const node = this.oids.findIndex((_, n) => n < this.rootCount && !this.received[n]);
+    if (node === -1 || this.oids[node] === handOff.primary) return;
+    this.far = { node, single: this.paints.single(node) };
+    this.waitingNotMet = 0;
+    for (let n = 0; n < this.oids.length; n++) {
+      if (n === node || this.metByReadRoots(this.paintOf[n] as number)) continue;
+      if (this.received[n]) this.notMetRead.push(this.times[n] as number, n);
+      else this.waitingNotMet++;
+    }
+  }
+
+  /**
+   * Whether the walk may end here and leave the one unread root to git (the
+   * hand-off, see the class comment): the read roots have met, the far root
+   * is older than everything read and no read commit is waiting on it.
+   */
+  private mayHandOff(lastTime: number): boolean {
+    const far = this.far;
+    const handOff = this.handOff;
+    if (far === null || handOff === null || handOff.times === null) return false;
+    if (this.walkedCount < handOff.minWalk || this.waitingNotMet > 0) return false;
+    // No read commit names the far root as a parent unless every read root already reaches it.
+    const farPaint = this.paintOf[far.node] as number;
+    if (farPaint !== far.single && !this.paints.isFull(farPaint)) return false;
+    const farTime = handOff.times.get(this.oids[far.node] as string);
+    if (farTime === undefined || farTime >= lastTime) return false;
+    while (
+      this.notMetRead.size > 0 &&
+      this.metByReadRoots(this.paintOf[this.notMetRead.topNode()] as number)
+    ) {
+      this.notMetRead.pop();
+    }
+    return this.notMetRead.size === 0 || this.notMetRead.topTime() > lastTime;
   }
 
   /** Pushes a commit's paint down to its parents, and on through any already read. */
@@ -188,22 +353,30 @@ export class AncestryBuilder {
   }
 
   private mayStop(lastTime: number): boolean {
-    if (this.rootsUnread > 0 || this.waitingOpen > 0) {
-      this.slop = 0;
-      return false;
+    if (!this.mayEnd(lastTime)) {
+      if (!this.mayHandOff(lastTime)) {
+        this.slop = 0;
+        return false;
+      }
+      this.slop++;
+      if (this.slop <= SLOP) return false;
+      this.handOffTo = this.oids[(this.far as { node: number }).node] as string;
+      return true;
     }
+    this.slop++;
+    return this.slop > SLOP;
+  }
+
+  /** Nothing unread can change an answer (the class comment's two conditions). */
+  private mayEnd(lastTime: number): boolean {
+    if (this.rootsUnread > 0 || this.waitingOpen > 0) return false;
     while (
       this.openRead.size > 0 &&
       this.paints.isFull(this.paintOf[this.openRead.topNode()] as number)
     ) {
       this.openRead.pop();
     }
-    if (this.openRead.size > 0 && this.openRead.topTime() <= lastTime) {
-      this.slop = 0;
-      return false;
-    }
-    this.slop++;
-    return this.slop > SLOP;
+    return this.openRead.size === 0 || this.openRead.topTime() > lastTime;
   }
 }
 
@@ -228,6 +401,8 @@ class PaintedAncestry implements Ancestry {
     private readonly paintOf: number[],
     private readonly paints: PaintTable,
     readonly walked: number,
+    /** The root handed off to git, if any (AncestryBuilder), with git's counts for it. */
+    private readonly far: { node: number; primary: number; counts: FarCounts } | null = null,
   ) {
     this.countOf = new Map();
     for (let node = 0; node < oids.length; node++) {
@@ -245,6 +420,13 @@ class PaintedAncestry implements Ancestry {
 
   isAncestor(ancestor: string, descendant: string): boolean {
     if (ancestor === descendant) return true;
+    if (this.far !== null) {
+      const far = this.oids[this.far.node];
+      // Every read root reaches the far root when the primary does (it lies below them all), none otherwise.
+      if (ancestor === far) return this.far.counts.ahead === 0;
+      // Nothing read lies in the far root's history: it is older than all of it.
+      if (descendant === far) return this.readNode(ancestor) === undefined;
+    }
     const a = this.readNode(ancestor);
     // Not read: below the walk, where every root's history is common.
     if (a === undefined) return true;
@@ -255,6 +437,19 @@ class PaintedAncestry implements Ancestry {
 
   countExclusive(from: string, not: string): number {
     if (from === not) return 0;
+    if (this.far !== null) {
+      const far = this.oids[this.far.node];
+      // The far root's own commits, whichever read root it is compared with.
+      if (from === far) return this.far.counts.ahead;
+      if (not === far) {
+        // `from`'s read commits, and what lies below the walk outside the far root's history
+        // (the same for every read root: each reaches all of it).
+        const below = this.far.counts.behind - (this.sizeOf[this.far.primary] as number);
+        const f = this.index.get(from);
+        const read = f !== undefined && f < this.rootCount ? (this.sizeOf[f] as number) : 0;
+        return read + below;
+      }
+    }
     const f = this.index.get(from);
     const n = this.index.get(not);
     if (f === undefined || n === undefined || f >= this.rootCount || n >= this.rootCount) {
@@ -269,6 +464,9 @@ class PaintedAncestry implements Ancestry {
   }
 
   rootsReaching(commit: string): readonly string[] {
+    if (this.far !== null && commit === this.oids[this.far.node]) {
+      return this.far.counts.ahead === 0 ? this.oids.slice(0, this.rootCount) : [commit];
+    }
     const node = this.readNode(commit);
     if (node === undefined) return this.oids.slice(0, this.rootCount);
     const roots: string[] = [];

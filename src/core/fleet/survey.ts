@@ -5,6 +5,7 @@ import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
 import { listWorktrees } from "../../git/worktrees.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
+import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
 import { adminDirFor } from "../../io/paths.js";
 import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js";
 import type { Repository } from "../repo/repository.js";
@@ -135,7 +136,10 @@ export async function beginSurvey(
   // Every branch tip is a root of the graph: containment finds a tip's
   // containers among the roots that reach it (containment.ts).
   const roots = [...branches.values(), ...entries.flatMap((e) => (e.head ? [e.head] : []))];
-  const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots);
+  const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots, {
+    primary: trunk.tip,
+    commitGraph: hasCommitGraphFile(repo.location.commonDir),
+  });
   // Awaited after the statuses: handled now, so that git failing early is thrown
   // there, not left as an unhandled rejection that kills the process.
   void ancestryPromise.catch(() => undefined);
