@@ -1,6 +1,7 @@
 // The landed/contained classification alone, on a fleet already surveyed:
-// berth's way (one `git merge-base --octopus` + one `git rev-list --parents
-// --stdin`, then src/core/fleet/containment.ts in memory) against the per-candidate
+// berth's way (one history walk, `git rev-list --parents --timestamp --stdin`,
+// stopped where every root's history meets, then src/core/fleet/containment.ts
+// in memory) against the per-candidate
 // way (one `git for-each-ref --contains <tip>` per candidate branch, plus one
 // `git rev-list --count` per candidate container and per kept ref), run from
 // `sh` lanes so the baseline pays no Node spawn cost. Both must agree.
@@ -41,11 +42,10 @@ const survey = await surveyFleet(repo);
 const activity = await readFleetActivity(repo, survey.worktrees, now);
 // Works with either shape of the containment input (ActivityView or WorktreeActivity).
 const activityOf = (w) => activity.worktrees.get(w.entry.path);
-const logbookEnabled = activity.logbook === "on";
 const trunk = survey.trunk;
 const prefix = repo.config.repository.branch_prefix;
 
-/** berth's classification: ancestry in two git processes, the rest in memory. */
+/** berth's classification: ancestry in one git process, the rest in memory. */
 async function classifyOurs() {
   const roots = [
     ...(trunk.tip ? [trunk.tip] : []),
@@ -59,7 +59,7 @@ async function classifyOurs() {
       .filter((w) => isLanded(w.entry.head, w.marker, w.entry.branch, trunk, ancestry))
       .map((w) => w.entry.path),
   );
-  const containment = classifyContainment({ survey: fresh, logbookEnabled, activityOf, now });
+  const containment = classifyContainment({ survey: fresh, activityOf, now });
   return summarise(landed, containment.worktrees, containment.refs);
 }
 

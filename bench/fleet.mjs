@@ -64,10 +64,19 @@ async function shLanes(script, items, lanes, options) {
 }
 
 /**
- * @param {{worktrees: number, trunkCommits?: number, files?: number, seed?: number}} options
+ * @param {{worktrees: number, trunkCommits?: number, files?: number, seed?: number, farBehind?: number}} options
  *   `worktrees` linked worktrees are made (the main checkout comes on top).
+ *   `files` are spread over folders of about 50 (at least 20 folders).
+ *   `farBehind`: one more berth, a stale one: forked that many trunk commits
+ *   below the trunk's tip, with one commit of its own made just after.
  */
-export async function buildFleet({ worktrees, trunkCommits = 3000, files = 300, seed = 42 }) {
+export async function buildFleet({
+  worktrees,
+  trunkCommits = 3000,
+  files = 300,
+  seed = 42,
+  farBehind = 0,
+}) {
   const root = mkdtempSync(join(tmpdir(), `berth-bench-${worktrees}-`));
   const home = join(root, "home");
   mkdirSync(home);
@@ -86,33 +95,39 @@ export async function buildFleet({ worktrees, trunkCommits = 3000, files = 300, 
   let mark = 0;
   const out = [];
   const blob = (text) => `data ${Buffer.byteLength(text)}\n${text}\n`;
-  const commit = (ref, parent, path, content, message) => {
+  const commitTime = [];
+  const commit = (ref, parent, path, content, message, at = null) => {
     mark++;
     when += 60;
+    commitTime[mark] = at ?? when;
     out.push(
-      `commit ${ref}\nmark :${mark}\ncommitter Bench <bench@example.com> ${when} +0000\n`,
+      `commit ${ref}\nmark :${mark}\ncommitter Bench <bench@example.com> ${at ?? when} +0000\n`,
       blob(message),
       parent ? `from :${parent}\n` : "",
       ...(Array.isArray(path) ? path : [`M 100644 inline ${path}\n${blob(content)}`]),
     );
     return mark;
   };
+  const dirs = Math.max(20, Math.round(files / 50));
+  const fileAt = (f) => `src/dir${f % dirs}/file${f}.txt`;
   const firstFiles = [];
   for (let f = 0; f < files; f++) {
-    firstFiles.push(
-      `M 100644 inline src/dir${f % 20}/file${f}.txt\n${blob(`file ${f}\n`.repeat(20))}`,
-    );
+    firstFiles.push(`M 100644 inline ${fileAt(f)}\n${blob(`file ${f}\n`.repeat(20))}`);
   }
   let trunk = commit("refs/heads/main", null, firstFiles, "", "commit 1");
+  const trunkMarks = [trunk];
   for (let c = 2; c <= trunkCommits; c++) {
     const f = c % files;
+    // Contents repeat (fast-import stores each once): a long history stays quick to build.
+    const version = trunkCommits > 10_000 ? c % 97 : c;
     trunk = commit(
       "refs/heads/main",
       trunk,
-      `src/dir${f % 20}/file${f}.txt`,
-      `file ${f} v${c}\n`.repeat(20),
+      fileAt(f),
+      `file ${f} v${version}\n`.repeat(20),
       `commit ${c}`,
     );
+    trunkMarks.push(trunk);
   }
 
   const random = rng(seed);
@@ -152,7 +167,7 @@ export async function buildFleet({ worktrees, trunkCommits = 3000, files = 300, 
       trunk = commit(
         "refs/heads/main",
         trunk,
-        `src/dir${f % 20}/file${f}.txt`,
+        fileAt(f),
         `file ${f} moved on at ${mark}\n`,
         `trunk moves ${mark}`,
       );
@@ -204,6 +219,24 @@ export async function buildFleet({ worktrees, trunkCommits = 3000, files = 300, 
       kinds.active++;
     }
   }
+  let farBranch = null;
+  if (farBehind > 0) {
+    // The stale berth: forked long ago, one commit made right after, never updated.
+    const forkMark = trunkMarks[Math.max(0, trunkMarks.length - 1 - farBehind)];
+    const berth = newBerth(null, forkMark);
+    berth.id = `far-${berth.id}`;
+    berth.branch = `berth/${berth.id}`;
+    berth.tipMark = commit(
+      `refs/heads/${berth.branch}`,
+      forkMark,
+      `work/${berth.id}.txt`,
+      `${berth.id}\n`,
+      `work ${berth.id}`,
+      commitTime[forkMark] + 30,
+    );
+    kinds.far_behind = farBehind;
+    farBranch = berth.branch;
+  }
   // A berth that never gained a commit still has its branch, at its fork point.
   for (const berth of berths) {
     if (berth.tipMark === berth.forkMark)
@@ -222,12 +255,13 @@ export async function buildFleet({ worktrees, trunkCommits = 3000, files = 300, 
   );
   git(["checkout", "-q", "-f", "main"]);
 
-  // Checkouts, two lanes (worktree add registers under distinct admin dirs).
+  // Checkouts, one lane: a `git worktree add` reads every other registration,
+  // and one half-written by a concurrent add makes it fail.
   const withCheckout = berths.filter((b) => b.checkout);
   await shLanes(
     'while [ $# -gt 0 ]; do git worktree add -q "$1" "$2" || exit 1; shift 2; done',
     withCheckout.map((b) => [join(wtRoot, b.id), b.branch]),
-    2,
+    1,
     { cwd: repo, env },
   );
 
@@ -335,6 +369,7 @@ export async function buildFleet({ worktrees, trunkCommits = 3000, files = 300, 
     repo,
     env,
     worktreePaths,
+    farBranch,
     summary: {
       worktrees: worktreePaths.length,
       branches: berths.length + 1,

@@ -1,16 +1,20 @@
 // berth's benchmarks (spec section 10; docs/performance.md says how to read them).
 //
-//   npm run bench                     # fleets of 100 and 500, 5 runs each
-//   npm run bench:quick               # a fleet of 100, 3 runs
-//   node bench/run.mjs --sizes 500 --runs 7 --out bench/results.json
+//   npm run bench                 # the full run (~20 min on 2 cores), results in bench/results.json
+//   npm run bench:quick           # smaller fleets, 3 runs (~5 min): checks the benchmark, not the budget
+//   node bench/run.mjs --runs 7 --out /tmp/results.json   # after npm run build
+//   node bench/run.mjs --only tiny,large                  # some sections (see SECTIONS)
 //
 // Every comparison is measured side by side in one run, in interleaved rounds
 // (A B C, B C A, C A B, ...) after a warm-up round, so a machine shared with
 // other work loads every contender alike; figures are medians, and the ratios
-// are what the budget is stated in. The load average is recorded with them.
+// are what the budget is stated in. The machine's own scaling (does starting
+// processes on every core buy anything here?) is measured first, and the load
+// average is recorded with every row. Fleets are built without a network:
+// history by `git fast-import`, checkouts by `git worktree add`.
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildFleet } from "./fleet.mjs";
@@ -18,25 +22,76 @@ import { buildFleet } from "./fleet.mjs";
 const here = dirname(fileURLToPath(import.meta.url));
 const BERTH = join(here, "..", "dist", "cli.js");
 const CLASSIFY = join(here, "classify.mjs");
+const CONTAINMENT = join(here, "containment.mjs");
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
   return i === -1 ? fallback : args[i + 1];
 };
-const sizes = opt("sizes", "100,500").split(",").map(Number);
-const runs = Number(opt("runs", "5"));
-const outFile = opt("out", join(here, "results.json"));
+const QUICK = args.includes("--quick");
+const runs = Number(opt("runs", QUICK ? "3" : "5"));
+const outFile = opt(
+  "out",
+  QUICK ? join(tmpdir(), "berth-bench-quick.json") : join(here, "results.json"),
+);
 const cores = availableParallelism();
 const NODE = process.execPath;
+
+/**
+ * What is measured. Each fleet row races `berth status --json` against
+ * `git status` in every worktree; `target` is the status/floor budget.
+ */
+const PLAN = QUICK
+  ? {
+      spawns: 200,
+      fleets: [
+        { key: "tiny", worktrees: 60, files: 10, trunkCommits: 300, target: 1.25, classify: true },
+        { key: "large", worktrees: 30, files: 3000, trunkCommits: 1000, target: 1.1, settle: true },
+      ],
+      deep: { trunkCommits: 20_000, worktrees: 20 },
+      containmentWorktrees: 1000,
+    }
+  : {
+      spawns: 500,
+      fleets: [
+        { key: "tiny", worktrees: 200, files: 10, trunkCommits: 300, target: 1.25, classify: true },
+        { key: "bench-100", worktrees: 100, files: 300, trunkCommits: 3000, target: 1.25 },
+        {
+          key: "bench-500",
+          worktrees: 500,
+          files: 300,
+          trunkCommits: 3000,
+          target: 1.25,
+          classify: true,
+          prune: true,
+        },
+        {
+          key: "large",
+          worktrees: 150,
+          files: 3000,
+          trunkCommits: 3000,
+          target: 1.1,
+          settle: true,
+        },
+        { key: "huge", worktrees: 50, files: 10_000, trunkCommits: 2000, target: 1.1 },
+      ],
+      deep: { trunkCommits: 55_000, worktrees: 50 },
+      containmentWorktrees: 1000,
+    };
+const SECTIONS = ["machine", ...PLAN.fleets.map((f) => f.key), "deep", "containment", "startup"];
+const only = opt("only", null)?.split(",") ?? SECTIONS;
+const wanted = (section) => only.includes(section);
 
 // The same environment berth gives its own git processes, so the baselines
 // read exactly what berth reads (read-only: no index refresh written back).
 const GIT_SAFE = { GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" };
+// Exactly the arguments src/git/status.ts gives git (keep the two in step).
 const STATUS_ARGS = "status --porcelain=v2 -z --untracked-files=normal --ignore-submodules=dirty";
 
 const log = (text) => process.stderr.write(`${text}\n`);
 const load = () => loadavg().map((v) => Math.round(v * 100) / 100);
 const round = (v) => Math.round(v * 10) / 10;
+const ratio = (a, b) => (a && b ? +(a / b).toFixed(2) : null);
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -139,12 +194,6 @@ function gitCounter(dir) {
   };
 }
 
-/** Whether this build has `berth worktree prune` (it lands with its own issue). */
-function pruneAvailable(options) {
-  const help = spawnSync(NODE, [BERTH, "worktree", "--help"], { ...options, encoding: "utf8" });
-  return /^\s+prune\b/m.test(help.stdout ?? "");
-}
-
 function expectStatusJson(rows) {
   return (stdout) => {
     const doc = JSON.parse(stdout); // a cut-short document throws here
@@ -154,75 +203,21 @@ function expectStatusJson(rows) {
   };
 }
 
-const results = {
-  machine: machine(),
-  runs,
-  load_at_start: load(),
-  scaling: null,
-  sizes: {},
-  startup: null,
-};
+const statusContender = (label, opts, rows) => ({
+  label,
+  cmd: NODE,
+  argv: [BERTH, "status", "--json"],
+  options: opts,
+  ...(rows === undefined ? {} : { check: expectStatusJson(rows) }),
+});
 
-// What parallelism can buy on this machine at all: the same work in one lane
-// and split over every core, once for starting processes (what a survey's
-// per-worktree git processes are) and once for plain computation. A floor
-// that beats the sequential loop needs the first to scale.
-{
-  log("machine: process start-up and computation, one lane vs every core...");
-  const spawns = 500;
-  const loop = (n) => `i=0; while [ $i -lt ${n} ]; do git --version >/dev/null; i=$((i+1)); done`;
-  const split = (body) => `${Array.from({ length: cores }, () => `(${body}) &`).join(" ")} wait`;
-  const work = 2e8;
-  const compute = (n) => `let s = 0; for (let i = 0; i < ${n}; i++) s += i;`;
-  const rows = race(
+/** `berth status --json` against git status in every worktree: sequential, the floor, sh per item. */
+function statusRace(fleet, listFile) {
+  const opts = { cwd: fleet.repo, env: fleet.env };
+  const gitOpts = { cwd: fleet.repo, env: { ...fleet.env, ...GIT_SAFE } };
+  return race(
     [
-      { label: `${spawns} x git --version, one lane`, cmd: "sh", argv: ["-c", loop(spawns)] },
-      {
-        label: `${spawns} x git --version, ${cores} lanes`,
-        cmd: "sh",
-        argv: ["-c", split(loop(Math.ceil(spawns / cores)))],
-      },
-      { label: "computation, one process", cmd: NODE, argv: ["-e", compute(work)] },
-      {
-        label: `computation split over ${cores} processes`,
-        cmd: "sh",
-        argv: ["-c", split(`'${NODE}' -e '${compute(work / cores)}'`)],
-      },
-    ],
-    runs,
-  );
-  const [spawnOne, spawnSplit, computeOne, computeSplit] = rows.map((r) => r.median_ms);
-  results.scaling = {
-    rows,
-    ratios: {
-      spawn_split_vs_one_lane: +(spawnSplit / spawnOne).toFixed(2),
-      compute_split_vs_one: +(computeSplit / computeOne).toFixed(2),
-    },
-  };
-}
-
-for (const size of sizes) {
-  log(`building a fleet of ${size} worktrees...`);
-  const built = Date.now();
-  const fleet = await buildFleet({ worktrees: size });
-  log(`  built in ${Math.round((Date.now() - built) / 1000)} s: ${JSON.stringify(fleet.summary)}`);
-  const { repo, env } = fleet;
-  const listFile = join(fleet.root, "worktrees.txt");
-  writeFileSync(listFile, `${fleet.worktreePaths.join("\n")}\n`);
-  const opts = { cwd: repo, env };
-  const gitOpts = { cwd: repo, env: { ...env, ...GIT_SAFE } };
-  const rows = fleet.worktreePaths.length;
-
-  log("  status vs git status in every worktree...");
-  const status = race(
-    [
-      {
-        label: "berth status --json",
-        cmd: NODE,
-        argv: [BERTH, "status", "--json"],
-        options: opts,
-        check: expectStatusJson(rows),
-      },
+      statusContender("berth status --json", opts, fleet.worktreePaths.length),
       {
         label: "sequential: while read; git -C <wt> status",
         cmd: "sh",
@@ -256,23 +251,102 @@ for (const size of sizes) {
     ],
     runs,
   );
-  const [berthStatus, sequential, floor, shPerItem] = status.map((r) => r.median_ms);
+}
 
-  log("  classification alone vs per-candidate...");
-  const classify = JSON.parse(
-    execFileSync(NODE, [CLASSIFY, repo, "--runs", String(runs), "--lanes", String(cores)], {
-      ...opts,
-      encoding: "utf8",
-      maxBuffer: 1 << 26,
-    }),
+const results = {
+  machine: machine(),
+  quick: QUICK,
+  runs,
+  load_at_start: load(),
+  scaling: null,
+  fleets: {},
+  deep: null,
+  containment: null,
+  startup: null,
+};
+
+// 0. What parallelism can buy on this machine at all: the same work in one
+// lane and split over every core, once for starting processes (what a
+// survey's per-worktree git processes are) and once for plain computation. A
+// floor that beats the sequential loop needs the first to scale.
+if (wanted("machine")) {
+  log("machine: process start-up and computation, one lane vs every core...");
+  const spawns = PLAN.spawns;
+  const loop = (n) => `i=0; while [ $i -lt ${n} ]; do git --version >/dev/null; i=$((i+1)); done`;
+  const split = (body) => `${Array.from({ length: cores }, () => `(${body}) &`).join(" ")} wait`;
+  const work = QUICK ? 1e8 : 2e8;
+  const compute = (n) => `let s = 0; for (let i = 0; i < ${n}; i++) s += i;`;
+  const rows = race(
+    [
+      { label: `${spawns} x git --version, one lane`, cmd: "sh", argv: ["-c", loop(spawns)] },
+      {
+        label: `${spawns} x git --version, ${cores} lanes`,
+        cmd: "sh",
+        argv: ["-c", split(loop(Math.ceil(spawns / cores)))],
+      },
+      { label: "computation, one process", cmd: NODE, argv: ["-e", compute(work)] },
+      {
+        label: `computation split over ${cores} processes`,
+        cmd: "sh",
+        argv: ["-c", split(`'${NODE}' -e '${compute(work / cores)}'`)],
+      },
+    ],
+    runs,
   );
+  const [spawnOne, spawnSplit, computeOne, computeSplit] = rows.map((r) => r.median_ms);
+  results.scaling = {
+    rows,
+    ratios: {
+      spawn_split_vs_one_lane: ratio(spawnSplit, spawnOne),
+      compute_split_vs_one: ratio(computeSplit, computeOne),
+    },
+  };
+}
 
-  // Hook for `berth worktree prune --dry-run --json` (it lands with the prune
-  // issue): timed beside status on the same fleet once the verb exists.
-  let prune = { available: false, note: "not available: this build has no `berth worktree prune`" };
-  if (pruneAvailable(opts)) {
+// 1-3. Fleets: status against git's floor, classification, prune, and (in the
+// large fleet) what a freshly started berth's first survey costs.
+for (const spec of PLAN.fleets) {
+  if (!wanted(spec.key)) continue;
+  log(`fleet "${spec.key}": ${spec.worktrees} berths of a ${spec.files}-file repository...`);
+  const built = Date.now();
+  const fleet = await buildFleet(spec);
+  log(`  built in ${Math.round((Date.now() - built) / 1000)} s: ${JSON.stringify(fleet.summary)}`);
+  const listFile = join(fleet.root, "worktrees.txt");
+  writeFileSync(listFile, `${fleet.worktreePaths.join("\n")}\n`);
+  const opts = { cwd: fleet.repo, env: fleet.env };
+
+  log("  status vs git status in every worktree...");
+  const status = statusRace(fleet, listFile);
+  const [berthStatus, sequential, floor, shPerItem] = status.map((r) => r.median_ms);
+  const row = {
+    spec,
+    fleet: fleet.summary,
+    status: {
+      rows: status,
+      ratios: {
+        status_vs_floor: ratio(berthStatus, floor),
+        status_vs_sequential: ratio(berthStatus, sequential),
+        status_vs_sh_per_item: ratio(berthStatus, shPerItem),
+        floor_vs_sequential: ratio(floor, sequential),
+        status_cpu_vs_floor_cpu: ratio(status[0].cpu_median_ms, status[2].cpu_median_ms),
+      },
+      target: spec.target,
+    },
+  };
+
+  if (spec.classify) {
+    log("  classification alone vs per-candidate...");
+    row.classification = JSON.parse(
+      execFileSync(
+        NODE,
+        [CLASSIFY, fleet.repo, "--runs", String(Math.min(runs, 3)), "--lanes", String(cores)],
+        { ...opts, encoding: "utf8", maxBuffer: 1 << 26 },
+      ),
+    );
+  }
+  if (spec.prune) {
     log("  prune --dry-run...");
-    const [pruneRow, statusRow] = race(
+    const pruneRows = race(
       [
         {
           label: "berth worktree prune --dry-run --json",
@@ -281,62 +355,156 @@ for (const size of sizes) {
           options: opts,
           check: (stdout) => JSON.parse(stdout),
         },
-        {
-          label: "berth status --json",
-          cmd: NODE,
-          argv: [BERTH, "status", "--json"],
-          options: opts,
-        },
+        statusContender("berth status --json", opts),
       ],
       runs,
     );
-    prune = {
-      available: true,
-      rows: [pruneRow, statusRow],
+    row.prune = {
+      rows: pruneRows,
       ratios: {
-        prune_vs_status: +(pruneRow.median_ms / statusRow.median_ms).toFixed(2),
-        prune_vs_floor: +(pruneRow.median_ms / floor).toFixed(2),
+        prune_vs_status: ratio(pruneRows[0].median_ms, pruneRows[1].median_ms),
+        prune_vs_floor: ratio(pruneRows[0].median_ms, floor),
       },
     };
   }
-
   const counter = gitCounter(fleet.root);
   const statusGit = counter.count(NODE, [BERTH, "status", "--json"], opts);
-  const pruneGit = prune.available
-    ? counter.count(NODE, [BERTH, "worktree", "prune", "--dry-run", "--json"], opts)
-    : null;
-
-  results.sizes[size] = {
-    fleet: fleet.summary,
+  row.git_processes = {
     status: {
-      rows: status,
-      ratios: {
-        status_vs_floor: +(berthStatus / floor).toFixed(2),
-        status_vs_sequential: +(berthStatus / sequential).toFixed(2),
-        status_vs_sh_per_item: +(berthStatus / shPerItem).toFixed(2),
-        floor_vs_sequential: +(floor / sequential).toFixed(2),
-        status_cpu_vs_floor_cpu:
-          status[0].cpu_median_ms && status[2].cpu_median_ms
-            ? +(status[0].cpu_median_ms / status[2].cpu_median_ms).toFixed(2)
-            : null,
-      },
-    },
-    classification: classify,
-    prune,
-    git_processes: {
-      status: { ...statusGit, worktrees: rows, beyond_worktrees: statusGit.total - rows },
-      classification: {
-        berth: classify.berth.git_processes,
-        per_candidate: classify.per_candidate.git_processes,
-      },
-      prune: pruneGit,
+      ...statusGit,
+      worktrees: fleet.worktreePaths.length,
+      beyond_worktrees: statusGit.total - fleet.worktreePaths.length,
     },
   };
+  // Last: it adds two checkouts to the fleet.
+  if (spec.settle) row.settle = settleRace(fleet);
+  results.fleets[spec.key] = row;
   rmSync(fleet.root, { recursive: true, force: true });
 }
 
-// Start-up: a repository with only its main checkout.
-{
+/**
+ * A freshly started berth's first survey against its second: `berth start`
+ * settles its checkout's index, so a read-only `git status` there (what every
+ * survey runs) re-hashes nothing, first time or any time; a checkout made by
+ * `git worktree add` alone stays "racily clean" and is re-hashed by every one.
+ */
+function settleRace(fleet) {
+  log("  a freshly started berth: its first survey vs its second...");
+  const opts = { cwd: fleet.repo, env: fleet.env };
+  const gitOpts = { env: { ...fleet.env, ...GIT_SAFE } };
+  const started = JSON.parse(
+    execFileSync(NODE, [BERTH, "start", "fresh", "--json"], { ...opts, encoding: "utf8" }),
+  ).data.path;
+  const plain = join(fleet.root, "plain-checkout");
+  execFileSync("git", ["worktree", "add", "-q", "-b", "plain-checkout", plain], opts);
+  const time = (cwd) => {
+    const start = process.hrtime.bigint();
+    execFileSync("git", ["-C", cwd, ...STATUS_ARGS.split(" ")], { ...gitOpts, stdio: "ignore" });
+    return round(Number(process.hrtime.bigint() - start) / 1e6);
+  };
+  // The very first read of each, before the race warms anything up.
+  const first = { started: time(started), plain: time(plain) };
+  const contenders = [
+    { label: "git status in a berth start made", cwd: started },
+    { label: "git status in a plain git worktree add", cwd: plain },
+  ].map((c) => ({
+    label: c.label,
+    cmd: "git",
+    argv: ["-C", c.cwd, ...STATUS_ARGS.split(" ")],
+    options: gitOpts,
+  }));
+  const rows = race(contenders, Math.max(runs, 5));
+  return {
+    first_ms: first,
+    rows,
+    ratios: {
+      started_first_vs_median: ratio(first.started, rows[0].median_ms),
+      plain_vs_started: ratio(rows[1].median_ms, rows[0].median_ms),
+    },
+  };
+}
+
+// 4. Deep history: one berth far behind the trunk adds one walk — the one its
+// behind count needs — and nothing for the rest of the fleet.
+if (wanted("deep")) {
+  const { trunkCommits, worktrees } = PLAN.deep;
+  const farBehind = trunkCommits - 200;
+  log(
+    `deep history: ${trunkCommits} trunk commits, ${worktrees} berths, one ${farBehind} behind...`,
+  );
+  const without = await buildFleet({ worktrees, trunkCommits, files: 300 });
+  const withFar = await buildFleet({ worktrees, trunkCommits, files: 300, farBehind });
+  const range = `${withFar.farBranch}..main`;
+  const behind = Number(
+    execFileSync("git", ["rev-list", "--count", range], { cwd: withFar.repo, env: withFar.env }),
+  );
+  const contenders = () => [
+    statusContender("berth status --json, one berth far behind", {
+      cwd: withFar.repo,
+      env: withFar.env,
+    }),
+    statusContender("berth status --json, the same fleet without it", {
+      cwd: without.repo,
+      env: without.env,
+    }),
+    {
+      label: `git rev-list --count <far>..<trunk> (${behind} commits)`,
+      cmd: "git",
+      argv: ["rev-list", "--count", range],
+      options: { cwd: withFar.repo, env: { ...withFar.env, ...GIT_SAFE } },
+    },
+  ];
+  const measure = () => {
+    const rows = race(contenders(), runs);
+    const [withMs, withoutMs, walkMs] = rows.map((r) => r.median_ms);
+    return {
+      rows,
+      added_ms: round(withMs - withoutMs),
+      added_vs_walk: ratio(withMs - withoutMs, walkMs),
+    };
+  };
+  log("  without a commit-graph...");
+  const plain = measure();
+  const hint = JSON.parse(
+    execFileSync(NODE, [BERTH, "status", "--json"], {
+      cwd: withFar.repo,
+      env: withFar.env,
+      encoding: "utf8",
+      maxBuffer: 1 << 26,
+    }),
+  ).hints.some((h) => h.includes("commit-graph"));
+  log("  with a commit-graph in both repositories...");
+  for (const f of [without, withFar]) {
+    execFileSync("git", ["commit-graph", "write", "--reachable"], { cwd: f.repo, env: f.env });
+  }
+  const graphed = measure();
+  results.deep = {
+    fleet: withFar.summary,
+    behind,
+    without_commit_graph: plain,
+    hint_given_without_commit_graph: hint,
+    with_commit_graph: graphed,
+    commit_graph_speedup: ratio(plain.rows[0].median_ms, graphed.rows[0].median_ms),
+    target_added_vs_walk: 1.5,
+  };
+  rmSync(without.root, { recursive: true, force: true });
+  rmSync(withFar.root, { recursive: true, force: true });
+}
+
+// 5. Containment of a large fleet, in memory (bench/containment.mjs).
+if (wanted("containment")) {
+  log(`containment of ${PLAN.containmentWorktrees} worktrees, in memory...`);
+  results.containment = JSON.parse(
+    execFileSync(
+      NODE,
+      [CONTAINMENT, "--worktrees", String(PLAN.containmentWorktrees), "--runs", String(runs * 4)],
+      { encoding: "utf8", maxBuffer: 1 << 26 },
+    ),
+  );
+}
+
+// 6. Start-up: a repository with only its main checkout.
+if (wanted("startup")) {
   log("start-up on a 1-worktree repository...");
   const fleet = await buildFleet({ worktrees: 0, trunkCommits: 10, files: 10 });
   const opts = { cwd: fleet.repo, env: fleet.env };
@@ -346,17 +514,20 @@ for (const size of sizes) {
       { label: "berth --version", cmd: NODE, argv: [BERTH, "--version"], options: opts },
       { label: "berth --help", cmd: NODE, argv: [BERTH, "--help"], options: opts },
       { label: "berth status (1 worktree)", cmd: NODE, argv: [BERTH, "status"], options: opts },
+      statusContender("berth status --json (1 worktree)", opts, 1),
     ],
     runs * 4,
   );
-  const [node, version, help, status] = rows.map((r) => r.median_ms);
+  const [node, version, help, status, statusJson] = rows.map((r) => r.median_ms);
   results.startup = {
     rows,
     overhead_ms: {
       version: round(version - node),
       help: round(help - node),
       status: round(status - node),
+      status_json: round(statusJson - node),
     },
+    targets_ms: { version: 30, status: 60 },
     git_processes: { status: gitCounter(fleet.root).count(NODE, [BERTH, "status"], opts) },
   };
   rmSync(fleet.root, { recursive: true, force: true });
@@ -370,69 +541,102 @@ spawnSync(join(here, "..", "node_modules", ".bin", "biome"), ["format", "--write
   stdio: "ignore",
 });
 print(results);
+log(`results: ${outFile}`);
 
 function print(r) {
   const m = r.machine;
+  const line = (row) =>
+    console.log(
+      `  ${row.label.padEnd(56)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
+    );
+  const verdict = (value, target, lowerIsBetter = true) =>
+    value === null || value === undefined
+      ? "n/a"
+      : (lowerIsBetter ? value <= target : value >= target)
+        ? "met"
+        : "NOT met";
   console.log(
-    `${m.date}  ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, node ${m.node}, ${m.git}`,
+    `${m.date}  ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, node ${m.node}, ${m.git}${r.quick ? "  [--quick]" : ""}`,
   );
   console.log(
     `load average at start ${r.load_at_start.join(" ")}, at end ${r.load_at_end.join(" ")}`,
   );
-  const sc = r.scaling;
-  console.log("\nmachine: what running on every core buys (ideal: 1/cores)");
-  for (const row of sc.rows)
+  if (r.scaling) {
+    console.log("\nmachine: what running on every core buys (ideal: 1/cores)");
+    for (const row of r.scaling.rows) line(row);
+    const q = r.scaling.ratios;
     console.log(
-      `  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
+      `  starting processes: ${q.spawn_split_vs_one_lane}x one lane; computation: ${q.compute_split_vs_one}x one process`,
     );
-  console.log(
-    `  starting processes: ${sc.ratios.spawn_split_vs_one_lane}x one lane; computation: ${sc.ratios.compute_split_vs_one}x one process`,
-  );
-  for (const [size, s] of Object.entries(r.sizes)) {
+  }
+  for (const [key, s] of Object.entries(r.fleets)) {
     const f = s.fleet;
     console.log(
-      `\n${size} berths: ${f.worktrees} worktrees, ${f.branches} branches, ${f.trunk_commits} trunk commits` +
+      `\n${key}: ${f.worktrees} worktrees of a ${s.spec.files}-file repository, ${f.branches} branches, ${f.trunk_commits} trunk commits` +
         ` (${f.train_stages} train stages, ${f.kept_refs} kept refs, ${f.landed} landed, ${f.dirty} dirty, ${f.receipts} receipts)`,
     );
-    for (const row of s.status.rows)
-      console.log(
-        `  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
-      );
+    for (const row of s.status.rows) line(row);
     const q = s.status.ratios;
     console.log(
-      `  status/floor ${q.status_vs_floor} (target <= 1.25)   status/sequential ${q.status_vs_sequential} (target <= 0.8)   floor/sequential ${q.floor_vs_sequential}   cpu status/floor ${q.status_cpu_vs_floor_cpu}`,
+      `  status/floor ${q.status_vs_floor} (target <= ${s.status.target}: ${verdict(q.status_vs_floor, s.status.target)})   status/sequential ${q.status_vs_sequential}   floor/sequential ${q.floor_vs_sequential}   cpu status/floor ${q.status_cpu_vs_floor_cpu}`,
     );
-    const c = s.classification;
-    console.log(
-      `  classification: berth ${c.berth.median_ms} ms (${c.berth.git_processes} git), per-candidate ${c.per_candidate.median_ms} ms (${c.per_candidate.git_processes} git): ${c.speedup}x faster (target >= 10), results agree: ${c.agree}`,
-    );
-    if (s.prune.available) {
-      for (const row of s.prune.rows)
-        console.log(
-          `  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
-        );
+    if (s.classification) {
+      const c = s.classification;
+      console.log(
+        `  classification: berth ${c.berth.median_ms} ms (${c.berth.git_processes} git), per-candidate ${c.per_candidate.median_ms} ms (${c.per_candidate.git_processes} git): ${c.speedup}x faster, results agree: ${c.agree}`,
+      );
+    }
+    if (s.prune) {
+      for (const row of s.prune.rows) line(row);
       console.log(
         `  prune/status ${s.prune.ratios.prune_vs_status}, prune/floor ${s.prune.ratios.prune_vs_floor}`,
       );
-    } else {
-      console.log(`  prune --dry-run: ${s.prune.note}`);
+    }
+    if (s.settle) {
+      for (const row of s.settle.rows) line(row);
+      console.log(
+        `  a berth start made: first read ${s.settle.first_ms.started} ms vs median ${s.settle.rows[0].median_ms} ms (${s.settle.ratios.started_first_vs_median}x); a plain checkout costs ${s.settle.ratios.plain_vs_started}x as much per read`,
+      );
     }
     const g = s.git_processes.status;
     console.log(
       `  git processes for status: ${g.total} = ${g.worktrees} worktrees + ${g.beyond_worktrees} (target <= 8) ${JSON.stringify(g.by_subcommand)}`,
     );
-    if (s.git_processes.prune)
-      console.log(`  git processes for prune --dry-run: ${s.git_processes.prune.total}`);
   }
-  console.log("\nstart-up (1-worktree repository)");
-  for (const row of r.startup.rows)
+  if (r.deep) {
+    const d = r.deep;
     console.log(
-      `  ${row.label.padEnd(52)} ${String(row.median_ms).padStart(9)} ms   cpu ${row.cpu_median_ms} ms`,
+      `\ndeep history: ${d.fleet.trunk_commits} trunk commits, ${d.fleet.worktrees} worktrees, one berth ${d.behind} commits behind`,
     );
-  const o = r.startup.overhead_ms;
-  console.log(
-    `  over node -e 0: --version +${o.version} ms (target <= 60), --help +${o.help} ms, status +${o.status} ms (target <= 150); status spawns ${r.startup.git_processes.status.total} git`,
-  );
+    for (const [name, part] of [
+      ["no commit-graph", d.without_commit_graph],
+      ["with a commit-graph", d.with_commit_graph],
+    ]) {
+      console.log(`  ${name}:`);
+      for (const row of part.rows) line(row);
+      console.log(
+        `  the far berth adds ${part.added_ms} ms = ${part.added_vs_walk}x the walk its count needs (target <= ${d.target_added_vs_walk}: ${verdict(part.added_vs_walk, d.target_added_vs_walk)})`,
+      );
+    }
+    console.log(
+      `  hint given without a commit-graph: ${d.hint_given_without_commit_graph}; a commit-graph makes status ${d.commit_graph_speedup}x faster here`,
+    );
+  }
+  if (r.containment) {
+    const c = r.containment;
+    console.log(
+      `\ncontainment of ${c.worktrees} worktrees (${c.branches} branches, in memory): ${c.cpu_ms.containment} ms CPU (target <= ${c.containment_target_ms}: ${verdict(c.cpu_ms.containment, c.containment_target_ms)}); commit graph ${c.cpu_ms.commit_graph} ms, survey counts ${c.cpu_ms.survey_counts} ms; agrees with the pairwise search: ${c.agree}`,
+    );
+  }
+  if (r.startup) {
+    console.log("\nstart-up (1-worktree repository)");
+    for (const row of r.startup.rows) line(row);
+    const o = r.startup.overhead_ms;
+    const t = r.startup.targets_ms;
+    console.log(
+      `  over node -e 0: --version +${o.version} ms (target <= ${t.version}: ${verdict(o.version, t.version)}), --help +${o.help} ms, status +${o.status} ms (target <= ${t.status}: ${verdict(o.status, t.status)}), status --json +${o.status_json} ms; status spawns ${r.startup.git_processes.status.total} git`,
+    );
+  }
 }
 
 function machine() {

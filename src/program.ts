@@ -43,6 +43,10 @@ export function buildProgram(execute: VerbExecutor): Command {
 
   common(program.command("init").description("write a commented berth.toml at the repository root"))
     .option("--dry-run", "show what would be written")
+    .option(
+      "--untracked-cache",
+      "also set git's core.untrackedCache (after git's filesystem test), for large checkouts",
+    )
     .action((opts) =>
       execute(
         "init",

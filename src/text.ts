@@ -84,3 +84,8 @@ function compareDigits(x: string, y: string): number {
   if (a.length !== b.length) return a.length - b.length;
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** 12345 → "12,345" (no locale data: ICU costs tens of milliseconds to load). */
+export function thousands(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}

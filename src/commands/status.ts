@@ -1,15 +1,32 @@
 import type { Context } from "../context.js";
 import { readStatus } from "../core/fleet/status.js";
+import { liveStatusTable, liveTerminal } from "../ui/status-live.js";
 import { renderStatus } from "../ui/status-view.js";
+import { colorsFor } from "../ui/style.js";
 import type { CommandOutcome } from "./outcome.js";
 
 export async function statusCommand(
   ctx: Context,
-  options: { local?: boolean; all?: boolean },
+  options: { local?: boolean; all?: boolean; json?: boolean },
 ): Promise<CommandOutcome> {
-  const result = await readStatus(ctx, options);
+  // On a terminal (never with --json), the table's skeleton is drawn while the
+  // survey runs and replaced by the final table.
+  const size = options.json ? null : liveTerminal(ctx.stdout, ctx.stdoutIsTTY, ctx.env);
+  const live =
+    size === null ? null : liveStatusTable(ctx.stdout, size, colorsFor(ctx.stdoutIsTTY, ctx.env));
+  let result: Awaited<ReturnType<typeof readStatus>>;
+  try {
+    result = await readStatus(ctx, options, live ?? undefined);
+  } catch (error) {
+    // The refusal goes to stderr: leave no half-drawn table above it.
+    if (live !== null) ctx.stdout.write(live.finish());
+    throw error;
+  }
+  const erase = live?.finish() ?? "";
   return {
     result,
-    human: (c) => ({ stdout: result.data ? renderStatus(result.data, c, ctx.now()) : "" }),
+    human: (c) => ({
+      stdout: erase + (result.data ? renderStatus(result.data, c, ctx.now()) : ""),
+    }),
   };
 }

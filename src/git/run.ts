@@ -15,6 +15,11 @@ export interface GitOptions {
   input?: string | undefined;
   /** Exit codes that are answers rather than failures (e.g. 1 for `merge-base --is-ancestor`). */
   okCodes?: readonly number[] | undefined;
+  /**
+   * Let git take its optional locks (so `git status` writes a refreshed index
+   * back). Only for a checkout the caller owns: never while surveying others'.
+   */
+  optionalLocks?: boolean | undefined;
 }
 
 export interface GitResult {
@@ -40,7 +45,9 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Gi
       args as string[],
       {
         cwd: options.cwd,
-        env: gitEnv(options.env),
+        env: options.optionalLocks
+          ? { ...gitEnv(options.env), GIT_OPTIONAL_LOCKS: "1" }
+          : gitEnv(options.env),
         maxBuffer: 512 * 1024 * 1024,
         encoding: "utf8",
       },

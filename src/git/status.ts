@@ -35,6 +35,8 @@ export async function readWorktreeStatus(path: string): Promise<StatusSummary> {
 export async function readWorktreeStatuses(
   paths: readonly string[],
   lanes: number,
+  /** Called as each status arrives (the index into `paths`), before the set is complete. */
+  onStatus?: (index: number, status: StatusSummary | null) => void,
 ): Promise<(StatusSummary | null)[]> {
   const results = new Array<StatusSummary | null>(paths.length).fill(null);
   if (paths.length <= lanes) {
@@ -42,6 +44,7 @@ export async function readWorktreeStatuses(
     await Promise.all(
       paths.map(async (path, i) => {
         results[i] = await readWorktreeStatus(path).catch(() => null);
+        onStatus?.(i, results[i] ?? null);
       }),
     );
     return results;
@@ -50,14 +53,16 @@ export async function readWorktreeStatuses(
   const byLane = Array.from({ length: laneCount }, () => [] as number[]);
   for (let i = 0; i < paths.length; i++) byLane[i % laneCount]?.push(i);
   await Promise.all(
-    byLane.map(async (indexes) => {
-      const outputs = await runStatusLane(indexes.map((i) => paths[i] as string));
-      indexes.forEach((pathIndex, k) => {
-        const output = outputs[k];
-        results[pathIndex] =
-          output === undefined || output === null ? null : parseStatusPorcelainV2(output);
-      });
-    }),
+    byLane.map((indexes) =>
+      runStatusLane(
+        indexes.map((i) => paths[i] as string),
+        (k, output) => {
+          const pathIndex = indexes[k] as number;
+          results[pathIndex] = output === null ? null : parseStatusPorcelainV2(output);
+          onStatus?.(pathIndex, results[pathIndex] ?? null);
+        },
+      ),
+    ),
   );
   return results;
 }
@@ -68,19 +73,49 @@ for wt do
   printf '\\000%s %s\\000' "$nonce" "$?"
 done`;
 
-function runStatusLane(paths: readonly string[]): Promise<(string | null)[]> {
+/**
+ * Runs one lane; `onOutput` gets each worktree's output (null where git
+ * failed) as soon as its marker has arrived, so a caller can show it at once.
+ */
+function runStatusLane(
+  paths: readonly string[],
+  onOutput: (k: number, output: string | null) => void,
+): Promise<void> {
   const nonce = `berth-${randomBytes(16).toString("hex")}`;
   return new Promise((resolve, reject) => {
     const child = spawn("sh", ["-c", LANE_SCRIPT, "sh", nonce, ...paths], {
       env: gitEnv(),
       stdio: ["ignore", "pipe", "ignore"],
     });
-    const chunks: Buffer[] = [];
-    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const marker = Buffer.from(`\0${nonce} `);
+    // Markers are searched for only where one can be — the new chunk and the
+    // few bytes before it — so a large output is not rescanned per chunk.
+    const keep = marker.length + 8;
+    let parts: Buffer[] = [];
+    let tail = Buffer.alloc(0);
+    let emitted = 0;
+    child.stdout.on("data", (chunk: Buffer) => {
+      const window = Buffer.concat([tail, chunk]);
+      parts.push(chunk);
+      tail = window.subarray(Math.max(0, window.length - keep));
+      if (window.indexOf(marker) === -1) return;
+      let stream = Buffer.concat(parts);
+      for (let at = stream.indexOf(marker); at !== -1; at = stream.indexOf(marker)) {
+        const end = stream.indexOf(0, at + marker.length);
+        if (end === -1) break;
+        const code = stream.subarray(at + marker.length, end).toString("latin1");
+        const body = code === "0" ? stream.subarray(0, at).toString("utf8") : null;
+        if (emitted < paths.length) onOutput(emitted++, body);
+        stream = stream.subarray(end + 1);
+      }
+      parts = stream.length > 0 ? [stream] : [];
+      tail = stream.subarray(Math.max(0, stream.length - keep));
+    });
     child.on("error", reject);
-    child.on("close", () =>
-      resolve(splitLaneOutput(Buffer.concat(chunks).toString("utf8"), nonce, paths.length)),
-    );
+    child.on("close", () => {
+      while (emitted < paths.length) onOutput(emitted++, null);
+      resolve();
+    });
   });
 }
 
@@ -96,4 +131,15 @@ export function splitLaneOutput(stream: string, nonce: string, count: number): (
   }
   while (outputs.length < count) outputs.push(null);
   return outputs;
+}
+
+/**
+ * Refreshes a checkout's index as a user's own `git status` would: the stat
+ * data of files git had to re-read is written back, and the untracked cache
+ * (where enabled) filled, so later read-only statuses need not re-hash them.
+ * It takes the index lock: only for a checkout the caller owns, such as the
+ * one `berth start` just made.
+ */
+export async function refreshWorktreeIndex(path: string): Promise<void> {
+  await runGit(STATUS_ARGS, { cwd: path, optionalLocks: true });
 }

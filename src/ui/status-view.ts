@@ -77,6 +77,41 @@ function listed(names: readonly string[]): string {
 }
 
 /**
+ * The table while the survey runs (a terminal only; the final table replaces
+ * it): each row's id, branch and port at once, its tree as soon as its
+ * `git status` is in, and "…" for what only the whole survey decides.
+ */
+export function renderStatusSkeleton(
+  trunk: StatusData["trunk"],
+  rows: readonly StatusRow[],
+  arrived: ReadonlySet<string>,
+  c: Colors,
+): string {
+  const waiting = c.dim("…");
+  const cells = rows.map((row) => {
+    const known = arrived.has(row.path);
+    const settled = row.state === "main" || row.state === "prunable" || row.state === "unreadable";
+    return [
+      row.is_current ? c.bold("*") : " ",
+      row.id,
+      row.branch ?? c.dim("(detached)"),
+      settled ? stateLabel(row, c) : waiting,
+      known || row.prunable ? cleanLabel(row, c) : waiting,
+      row.is_main ? "" : waiting,
+      waiting,
+      waiting,
+      row.port === null ? c.dim("-") : String(row.port),
+    ];
+  });
+  const header = ["", "id", "branch", "state", "tree", "+/-", "receipt", "activity", "port"].map(
+    (h) => c.dim(h),
+  );
+  const count = rows.filter((row) => arrived.has(row.path) || row.prunable).length;
+  const trunkLine = trunk.name ? `trunk ${trunk.name}` : "trunk unknown";
+  return `${renderTable(header, cells)}\n${c.dim(`${trunkLine}; reading ${count}/${rows.length}…`)}\n`;
+}
+
+/**
  * Kept refs: one inside a live container is a calm fact printed beside it;
  * only a ref no live branch holds gets the abandoned-work warning and the way
  * back. A parked branch was shelved on purpose: it says how to resume it.

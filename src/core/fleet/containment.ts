@@ -50,6 +50,16 @@ export interface FleetContainment {
   refs: KeptRef[];
 }
 
+/**
+ * Readies what the classification needs beyond the survey, for a caller to
+ * run while the survey's statuses are still being read: the kept refs are
+ * sorted with localeCompare, whose first call loads ICU's collator (tens of
+ * milliseconds on a slow machine).
+ */
+export function prepareContainment(): void {
+  "a".localeCompare("b");
+}
+
 export function classifyContainment(input: ContainmentInput): FleetContainment {
   const finder = new ContainerFinder(input.survey);
   const worktrees = new Map<string, WorktreeContainment>();
@@ -139,13 +149,26 @@ function classifyKeptRefs(survey: FleetSurvey, finder: ContainerFinder): KeptRef
   return refs.sort((a, b) => a.branch.localeCompare(b.branch));
 }
 
-/** Finds the nearest live descendant of a tip among the local branches, in memory. */
+/**
+ * Finds the nearest live descendant of a tip among the local branches, in
+ * memory. The survey reads its commit graph from every branch tip, so the
+ * graph names each tip's descendants among them directly: finding one tip's
+ * containers costs what it has, never a comparison with every other branch,
+ * and classifying the whole fleet stays linear in it.
+ */
 class ContainerFinder {
   private readonly checkedOut = new Set<string>();
+  /** Local branches by tip (several may share one). */
+  private readonly byTip = new Map<string, string[]>();
 
   constructor(private readonly survey: FleetSurvey) {
     for (const w of survey.worktrees) {
       if (w.entry.branch !== null && !w.entry.prunable) this.checkedOut.add(w.entry.branch);
+    }
+    for (const [branch, tip] of survey.branches) {
+      const sharing = this.byTip.get(tip);
+      if (sharing) sharing.push(branch);
+      else this.byTip.set(tip, [branch]);
     }
   }
 
@@ -160,19 +183,23 @@ class ContainerFinder {
   nearest(branch: string, tip: string, checkoutRequired: boolean): ContainmentEvidence | null {
     const { ancestry, trunk } = this.survey;
     let best: ContainmentEvidence | null = null;
-    for (const [other, otherTip] of this.survey.branches) {
-      if (other === branch || other === trunk.name || otherTip === tip) continue;
-      const hasCheckout = this.checkedOut.has(other);
-      if (checkoutRequired && !hasCheckout) continue;
-      if (!ancestry.isAncestor(tip, otherTip)) continue;
-      const candidate: ContainmentEvidence = {
-        container: other,
-        container_tip: otherTip,
-        tip,
-        container_ahead: ancestry.countExclusive(otherTip, tip),
-        container_has_checkout: hasCheckout,
-      };
-      if (best === null || isNearer(candidate, best)) best = candidate;
+    for (const otherTip of ancestry.rootsReaching(tip)) {
+      if (otherTip === tip) continue;
+      let ahead: number | null = null;
+      for (const other of this.byTip.get(otherTip) ?? []) {
+        if (other === branch || other === trunk.name) continue;
+        const hasCheckout = this.checkedOut.has(other);
+        if (checkoutRequired && !hasCheckout) continue;
+        ahead ??= ancestry.countExclusive(otherTip, tip);
+        const candidate: ContainmentEvidence = {
+          container: other,
+          container_tip: otherTip,
+          tip,
+          container_ahead: ahead,
+          container_has_checkout: hasCheckout,
+        };
+        if (best === null || isNearer(candidate, best)) best = candidate;
+      }
     }
     return best;
   }

@@ -2,43 +2,66 @@ import { type ChangedCommit, readChangedCommits } from "../../git/changed-files.
 import { gateDefinitionOf } from "../landing/gate-definition.js";
 import type { Repository } from "../repo/repository.js";
 import { type FleetActivity, readFleetActivity } from "./activity.js";
-import { classifyContainment, type FleetContainment } from "./containment.js";
+import { classifyContainment, type FleetContainment, prepareContainment } from "./containment.js";
 import { findOverlaps, type Overlap, type OverlapCandidate } from "./overlaps.js";
-import { type ReceiptView, readReceiptViews } from "./receipt-state.js";
-import { type FleetSurvey, type SurveyOptions, surveyFleet, type WorktreeFacts } from "./survey.js";
+import { prepareReceiptViews, type ReceiptView } from "./receipt-state.js";
+import {
+  beginSurvey,
+  type FleetSurvey,
+  type PendingSurvey,
+  type SurveyOptions,
+  type WorktreeFacts,
+  type WorktreeSkeleton,
+} from "./survey.js";
 
 /**
  * The fleet reading: the one place a verb's picture of the fleet is put
  * together from its parts. status (and so the desk) and await read here;
  * prune's plan composes the same parts (plus its ledger). In order:
- *   1. the survey (survey.ts), with a `git status` of the worktrees asked for;
- *   2. side by side, for the worktrees in scope: their activity (activity.ts,
- *      files only) and, when asked, their gate receipts (receipt-state.ts,
+ *   1. the survey (survey.ts) starts: a `git status` of the worktrees asked
+ *      for, the worktree list, the branches and the commit graph;
+ *   2. as soon as the worktrees are known, and while their statuses still
+ *      run: the activity of the worktrees in scope (activity.ts, files only)
+ *      and, when asked, their gate receipts (receipt-state.ts: the files and
  *      one cat-file for the whole set);
- *   3. the containment classification (containment.ts) over the whole
- *      survey, in memory: a worktree out of scope has no activity, so it is
- *      never idle;
+ *   3. once the last status is in: each receipt judged against its tree's
+ *      cleanliness, and the containment classification (containment.ts)
+ *      over the whole survey, in memory: a worktree out of scope has no
+ *      activity, so it is never idle;
  *   4. when asked (status of the fleet), the overlaps (overlaps.ts): one
  *      `git log --name-only` over the worktrees' tips, started as soon as the
- *      survey knows them, so it runs beside the statuses.
+ *      worktrees are known, so it runs beside the statuses.
+ * Nothing but in-memory work follows the last status (docs/decisions/0030).
  * `classify: false` stops after step 1: await reads the survey once and then
  * follows live state itself.
  */
 
-export interface SurveyReadingOptions {
+interface ReadingHooks {
   /** Which worktrees get a `git status` (default: all, started at once). */
   readStatusOf?: SurveyOptions["readStatusOf"];
+  /** Told each `git status` as it arrives (for a table drawn while the survey runs). */
+  onStatus?: SurveyOptions["onStatus"];
+  /** Told the survey's skeleton once the worktrees are known, before their statuses are in. */
+  onSkeleton?: (pending: PendingSurvey) => void;
+  /** The status of the checkout berth runs in, already under way (survey.ts). */
+  currentStatus?: SurveyOptions["currentStatus"];
+}
+
+export interface SurveyReadingOptions extends ReadingHooks {
   /** Only the survey: no activity, receipts or containment. */
   classify: false;
 }
 
-export interface FleetReadingOptions {
-  /** Which worktrees get a `git status` (default: all, started at once). */
-  readStatusOf?: SurveyOptions["readStatusOf"];
-  /** The clock, read once the survey is in: the instant activity and the idle clause are judged at. */
+export interface FleetReadingOptions extends ReadingHooks {
+  /**
+   * The clock, read once the worktrees are known (before their statuses are
+   * in): the instant activity and the idle clause are judged at. Read that
+   * early it can only make a worktree look more recently active, never idle
+   * sooner.
+   */
   now: () => Date;
   /** Which worktrees get their activity (and receipts) read (default: all). */
-  inScope?: (worktree: WorktreeFacts) => boolean;
+  inScope?: (worktree: WorktreeSkeleton) => boolean;
   /** Read the gate receipts of the worktrees in scope (default: not read). */
   receipts?: boolean;
   /** Find the unlanded berths that change the same files (default: not read). */
@@ -74,42 +97,46 @@ export async function readFleet(
   repo: Repository,
   options: SurveyReadingOptions | FleetReadingOptions,
 ): Promise<SurveyReading | FleetReading> {
-  let changes: Promise<ChangedCommit[] | null> | null = null;
-  const wantOverlaps = options.classify !== false && options.overlaps === true;
-  const survey = await surveyFleet(repo, {
+  const pending = await beginSurvey(repo, {
     ...(options.readStatusOf === undefined ? {} : { readStatusOf: options.readStatusOf }),
-    ...(wantOverlaps
-      ? {
-          onRefs: ({ trunk, entries }) => {
-            const tips = entries.slice(1).flatMap((e) => (e.head === null ? [] : [e.head]));
-            changes =
-              trunk.tip === null
-                ? Promise.resolve(null)
-                : readChangedCommits(repo.location.cwd, tips, trunk.tip).catch(() => null);
-          },
-        }
-      : {}),
+    ...(options.onStatus === undefined ? {} : { onStatus: options.onStatus }),
+    ...(options.currentStatus === undefined ? {} : { currentStatus: options.currentStatus }),
   });
-  if (options.classify === false) return { survey };
+  options.onSkeleton?.(pending);
+  if (options.classify === false) return { survey: await pending.complete() };
   const now = options.now();
   const wanted = options.inScope;
-  const inScope = wanted === undefined ? survey.worktrees : survey.worktrees.filter(wanted);
-  // Files only (logbook, reflogs, admin dirs) plus one cat-file for receipt trees; nothing written.
-  const [receipts, activity] = await Promise.all([
+  const scoped = wanted === undefined ? pending.worktrees : pending.worktrees.filter(wanted);
+  prepareContainment();
+  const trunkTip = pending.trunk.tip;
+  const changes: Promise<ChangedCommit[] | null> =
+    options.overlaps !== true || trunkTip === null
+      ? Promise.resolve(null)
+      : readChangedCommits(
+          repo.location.cwd,
+          pending.worktrees.slice(1).flatMap((w) => (w.entry.head === null ? [] : [w.entry.head])),
+          trunkTip,
+        ).catch(() => null);
+  // Files only (logbook, reflogs, admin dirs) plus one cat-file for receipt
+  // trees, nothing written — all while the statuses run.
+  const [judgeReceipts, activity, survey, changed] = await Promise.all([
     options.receipts === true
-      ? readReceiptViews(repo.location.cwd, inScope, gateDefinitionOf(repo.config.gate))
-      : new Map<string, ReceiptView>(),
-    readFleetActivity(repo, inScope, now),
+      ? prepareReceiptViews(repo.location.cwd, scoped, gateDefinitionOf(repo.config.gate))
+      : null,
+    readFleetActivity(repo, scoped, now),
+    pending.complete(),
+    changes,
   ]);
+  const scopedPaths = new Set(scoped.map((w) => w.entry.path));
+  const inScope = survey.worktrees.filter((w) => scopedPaths.has(w.entry.path));
+  const receipts = judgeReceipts === null ? new Map<string, ReceiptView>() : judgeReceipts(inScope);
   // No git process: the survey's commit graph answers every ancestry question.
   const containment = classifyContainment({
     survey,
     activityOf: (w) => activity.worktrees.get(w.entry.path),
     now,
   });
-  const overlaps = wantOverlaps
-    ? overlapReading(survey, containment, await (changes ?? Promise.resolve(null)))
-    : null;
+  const overlaps = options.overlaps === true ? overlapReading(survey, containment, changed) : null;
   return { survey, inScope, activity, containment, receipts, overlaps };
 }
 

@@ -68,6 +68,21 @@ export async function readReceiptViews(
   worktrees: readonly WorktreeFacts[],
   gate: GateDefinition,
 ): Promise<Map<string, ReceiptView>> {
+  return (await prepareReceiptViews(cwd, worktrees, gate))(worktrees);
+}
+
+/**
+ * The part of `readReceiptViews` that needs no `git status`: the receipt
+ * files and their tips' trees, read while the statuses run. The function it
+ * returns judges each receipt once the same worktrees' statuses are in.
+ */
+export async function prepareReceiptViews(
+  cwd: string,
+  worktrees: readonly Pick<WorktreeFacts, "entry" | "adminDir">[],
+  gate: GateDefinition,
+): Promise<
+  (surveyed: readonly Pick<WorktreeFacts, "entry" | "status">[]) => Map<string, ReceiptView>
+> {
   const receipts = await Promise.all(
     worktrees.map(async (w) =>
       w.adminDir === null || w.entry.prunable ? null : await readReceipt(w.adminDir),
@@ -77,18 +92,25 @@ export async function readReceiptViews(
     receipts[i] !== null && w.entry.head !== null ? [w.entry.head] : [],
   );
   const trees = tips.length === 0 ? new Map<string, string | null>() : await readTreesOf(cwd, tips);
-  const views = new Map<string, ReceiptView>();
-  worktrees.forEach((w, i) => {
-    const receipt = receipts[i] ?? null;
-    if (receipt === null) {
-      views.set(w.entry.path, MISSING);
-      return;
-    }
-    const tipTree = w.entry.head === null ? null : (trees.get(w.entry.head) ?? null);
-    const clean = w.status === null ? null : w.status.changedFiles === 0;
-    views.set(w.entry.path, { state: inspectReceipt(receipt, { tipTree, clean, gate }), receipt });
-  });
-  return views;
+  return (surveyed) => {
+    const statusOf = new Map(surveyed.map((w) => [w.entry.path, w.status]));
+    const views = new Map<string, ReceiptView>();
+    worktrees.forEach((w, i) => {
+      const receipt = receipts[i] ?? null;
+      if (receipt === null) {
+        views.set(w.entry.path, MISSING);
+        return;
+      }
+      const tipTree = w.entry.head === null ? null : (trees.get(w.entry.head) ?? null);
+      const status = statusOf.get(w.entry.path) ?? null;
+      const clean = status === null ? null : status.changedFiles === 0;
+      views.set(w.entry.path, {
+        state: inspectReceipt(receipt, { tipTree, clean, gate }),
+        receipt,
+      });
+    });
+    return views;
+  };
 }
 
 /** One worktree's receipt state (accept, await, the desk's detail pane). */

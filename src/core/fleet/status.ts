@@ -1,4 +1,6 @@
 import type { Context } from "../../context.js";
+import type { StatusSummary } from "../../git/parse.js";
+import { readWorktreeStatus } from "../../git/status.js";
 import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
 import {
   type OperationInProgress,
@@ -13,11 +15,12 @@ import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
+import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence, KeptRef } from "./containment.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
-import type { FleetSurvey, WorktreeFacts } from "./survey.js";
+import type { FleetSurvey, PendingSurvey, WorktreeFacts, WorktreeSkeleton } from "./survey.js";
 
 export type WorktreeState =
   | "main"
@@ -96,35 +99,54 @@ export interface StatusOptions {
   all?: boolean;
 }
 
+/**
+ * A table drawn while the survey runs (status on a terminal): told the rows
+ * as they become known. The rows are previews; the verb's result is the answer.
+ */
+export interface StatusProgress {
+  /** Every row in scope before any `git status` is in: ids, branches, ports. */
+  skeleton(trunk: StatusData["trunk"], rows: StatusRow[]): void;
+  /** A row again, once its `git status` is in (its tree columns are then known). */
+  row(row: StatusRow): void;
+}
+
 /** Pure observation: reads git and files, writes nothing. */
 export async function readStatus(
   ctx: Context,
   options: StatusOptions,
+  progress?: StatusProgress,
 ): Promise<VerbResult<StatusData>> {
+  // Every scope wants the status of the checkout berth runs in: it starts
+  // before discovery, a git round trip sooner (git finds the checkout itself).
+  const currentStatus = readWorktreeStatus(ctx.cwd).catch(() => null);
   const repo = await openRepository(ctx);
   // The main checkout and a bare repository's own folder (no checkout) see the fleet.
   const inMain = repo.location.toplevel === repo.mainPath || repo.location.toplevel === null;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
+  const inScope = (w: WorktreeSkeleton) => scope === "fleet" || w.isCurrent;
   // A file read beside the survey's git processes; it costs the survey nothing.
   const landingsRead = readRecentLandings(repo.location.commonDir, ctx.now());
-  const { survey, inScope, receipts, activity, containment, overlaps } = await readFleet(repo, {
+  const reading = await readFleet(repo, {
     now: () => ctx.now(),
     ...(scope === "fleet" ? {} : { readStatusOf: (w) => w.isCurrent }),
-    inScope: (w) => scope === "fleet" || w.isCurrent,
+    inScope,
     receipts: true,
     overlaps: scope === "fleet",
+    currentStatus,
+    ...(progress === undefined ? {} : progressHooks(progress, inScope)),
   });
+  const { survey, receipts, activity, containment, overlaps } = reading;
   const landings = await landingsRead;
   // Files only: one readdir and a small read per record.
   const records = readBriefRecords(repo.location.commonDir);
-  const rows = inScope.map((w) => {
+  const rows = reading.inScope.map((w) => {
     const verdict = containment.worktrees.get(w.entry.path);
     const evidence = verdict?.contained ? verdict.evidence : null;
     const row = toStatusRow(survey, w, receipts.get(w.entry.path), evidence);
     row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
     return withActivity(row, activity);
   });
-  const hints: string[] = inProgressHints(rows, inScope);
+  const hints: string[] = inProgressHints(rows, reading.inScope);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
   // A branch a live checkout is rebasing is held by it (its HEAD is detached meanwhile): never abandoned.
   const rebasing = new Set(
@@ -139,6 +161,8 @@ export async function readStatus(
   if (overlaps?.unreadable) {
     hints.push("git could not list the berths' changed files: overlaps are unknown");
   }
+  const walk = longWalkHint(survey.ancestry, repo.location.commonDir);
+  if (walk !== null) hints.push(walk);
   return {
     ok: true,
     verb: "status",
@@ -217,8 +241,53 @@ export function statusRefs(
   return refs.sort((a, b) => a.branch.localeCompare(b.branch));
 }
 
+/**
+ * The survey's hooks that feed a progress view: the skeleton once the
+ * worktrees are known (with any status already in), then each row as its
+ * status arrives. Rows are made by toStatusRow, as the final ones are.
+ */
+function progressHooks(
+  progress: StatusProgress,
+  inScope: (w: WorktreeSkeleton) => boolean,
+): {
+  onSkeleton: (pending: PendingSurvey) => void;
+  onStatus: (path: string, status: StatusSummary | null) => void;
+} {
+  let pending: PendingSurvey | null = null;
+  const byPath = new Map<string, WorktreeSkeleton>();
+  const arrived = new Map<string, StatusSummary | null>();
+  const rowOf = (p: PendingSurvey, w: WorktreeSkeleton): StatusRow => {
+    const status = arrived.get(w.entry.path);
+    const facts: WorktreeFacts = {
+      ...w,
+      status: status ?? null,
+      readable: status === undefined ? null : status !== null,
+      ahead: null,
+      behind: null,
+      landed: false,
+    };
+    return toStatusRow(p, facts);
+  };
+  return {
+    onSkeleton: (p) => {
+      pending = p;
+      const shown = p.worktrees.filter(inScope);
+      for (const w of shown) byPath.set(w.entry.path, w);
+      progress.skeleton(
+        { name: p.trunk.name, tip: p.trunk.tip },
+        shown.map((w) => rowOf(p, w)),
+      );
+    },
+    onStatus: (path, status) => {
+      arrived.set(path, status);
+      const w = byPath.get(path);
+      if (pending !== null && w !== undefined) progress.row(rowOf(pending, w));
+    },
+  };
+}
+
 export function toStatusRow(
-  survey: FleetSurvey,
+  survey: Pick<FleetSurvey, "repo" | "branches">,
   w: WorktreeFacts,
   receipt?: ReceiptView,
   contained: ContainmentEvidence | null = null,
@@ -293,7 +362,7 @@ export function withActivity(row: StatusRow, activity: FleetActivity): StatusRow
 /** The single state a row shows, most urgent first. */
 export function classifyState(
   w: WorktreeFacts,
-  survey: FleetSurvey,
+  survey: Pick<FleetSurvey, "branches">,
   contained = false,
 ): WorktreeState {
   if (w.isMain) return "main";
@@ -309,7 +378,7 @@ export function classifyState(
 }
 
 /** A berth whose checkout no longer matches what berth made: on another branch, or an unborn one. */
-function isBroken(w: WorktreeFacts, survey: FleetSurvey): boolean {
+function isBroken(w: WorktreeFacts, survey: Pick<FleetSurvey, "branches">): boolean {
   if (w.marker === null) return false;
   if (w.entry.branch === null) return true;
   return w.entry.branch !== w.marker.branch || !survey.branches.has(w.entry.branch);

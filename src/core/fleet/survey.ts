@@ -5,6 +5,7 @@ import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
 import { listWorktrees } from "../../git/worktrees.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
+import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
 import { adminDirFor } from "../../io/paths.js";
 import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js";
 import { shellCommand } from "../../text.js";
@@ -59,27 +60,69 @@ export interface SurveyOptions {
    */
   readStatusOf?: (facts: Pick<WorktreeFacts, "isMain" | "isCurrent" | "entry">) => boolean;
   poolSize?: number;
+  /** Told each worktree's `git status` (null: unreadable) as it arrives, keyed by path. */
+  onStatus?: (path: string, status: StatusSummary | null) => void;
   /**
-   * Called once the registrations and refs are read, while the statuses still
-   * run: work that needs only those (status's overlaps) starts beside them.
+   * The `git status` of the checkout berth runs in, started by the caller
+   * before the repository was even opened (its status is always wanted, and
+   * it need not wait for discovery). Used for that checkout instead of a
+   * second read.
    */
-  onRefs?: (refs: { trunk: Trunk; entries: readonly WorktreeEntry[] }) => void;
+  currentStatus?: Promise<StatusSummary | null>;
+}
+
+/** What a survey knows of a worktree before its `git status` and the commit graph are in. */
+export type WorktreeSkeleton = Pick<
+  WorktreeFacts,
+  "entry" | "isMain" | "isCurrent" | "adminKey" | "adminDir" | "marker"
+>;
+
+/**
+ * A survey under way: the worktrees and branches are known, their statuses
+ * and the commit graph are still being read. Whatever needs only the
+ * skeleton (activity, receipt files, the first lines of a table) can be read
+ * meanwhile, so nothing but in-memory work is left after the last status.
+ */
+export interface PendingSurvey {
+  repo: Repository;
+  trunk: Trunk;
+  branches: Map<string, string>;
+  /** In `git worktree list` order, the main checkout first. */
+  worktrees: WorktreeSkeleton[];
+  /** The whole survey, once every status and the commit graph are in. */
+  complete(): Promise<FleetSurvey>;
 }
 
 export async function surveyFleet(
   repo: Repository,
   options: SurveyOptions = {},
 ): Promise<FleetSurvey> {
+  return (await beginSurvey(repo, options)).complete();
+}
+
+export async function beginSurvey(
+  repo: Repository,
+  options: SurveyOptions = {},
+): Promise<PendingSurvey> {
   const cwd = repo.location.cwd;
   const lanes = options.poolSize ?? DEFAULT_POOL_SIZE;
   const adminKeys = await readAdminKeys(repo.location.commonDir);
+  const onStatus = options.onStatus;
+  const toplevel = repo.location.toplevel;
+  const current = toplevel === null ? undefined : options.currentStatus;
   // The per-worktree statuses are nearly all of a survey's cost, so with every
   // status wanted they start at once, on the paths git's own registration
   // files name, while worktree list, for-each-ref and the ancestry run beside
   // them. Each is still read fresh by this survey, never remembered.
   const early =
     options.readStatusOf === undefined
-      ? readStatusesByPath([repo.mainPath, ...adminKeys.keys()], lanes)
+      ? readStatusesByPath(
+          [repo.mainPath, ...adminKeys.keys()].filter(
+            (path) => current === undefined || path !== toplevel,
+          ),
+          lanes,
+          onStatus,
+        )
       : null;
   // Awaited below; this only keeps a failure there from counting as unhandled meanwhile.
   early?.catch(() => undefined);
@@ -88,13 +131,17 @@ export async function surveyFleet(
     listRefs(cwd, TRUNK_REF_PREFIXES),
   ]);
   const trunk = detectTrunk(repo.config, refs);
-  options.onRefs?.({ trunk, entries });
   const branches = new Map(
     refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => [r.ref.slice(11), r.oid]),
   );
 
+  // Every branch tip is a root of the graph: containment finds a tip's
+  // containers among the roots that reach it (containment.ts).
   const roots = [...branches.values(), ...entries.flatMap((e) => (e.head ? [e.head] : []))];
-  const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots);
+  const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots, {
+    primary: trunk.tip,
+    commitGraph: hasCommitGraphFile(repo.location.commonDir),
+  });
   // Awaited after the statuses: handled now, so that git failing early is thrown
   // there, not left as an unhandled rejection that kills the process.
   void ancestryPromise.catch(() => undefined);
@@ -121,43 +168,86 @@ export async function surveyFleet(
       { entry, isMain, isCurrent, adminKey: isMain ? null : adminKey, adminDir, marker, read },
     ];
   });
-  const toRead = partial.filter((p) => p.read).map((p) => p.entry.path);
-  const statusByPath = new Map(early === null ? [] : await early);
-  // Worktrees the registration files did not name (added meanwhile, or a path
-  // spelled differently) are read now; any status read but not asked for is dropped.
-  const missing = toRead.filter((path) => !statusByPath.has(path));
-  for (const [path, status] of await readStatusesByPath(missing, lanes)) {
-    statusByPath.set(path, status);
-  }
+  const currentEntry = partial.find((p) => p.isCurrent && p.read);
+  const currentRead =
+    current === undefined || currentEntry === undefined
+      ? null
+      : current.then((status) => {
+          onStatus?.(currentEntry.entry.path, status);
+          return [currentEntry.entry.path, status] as const;
+        });
 
-  const ancestry = await ancestryPromise.catch((error: unknown) => {
-    throw unwalkableHistory(error);
-  });
-  const worktrees = partial.map(({ read, ...facts }): WorktreeFacts => {
-    const status = read ? (statusByPath.get(facts.entry.path) ?? null) : null;
-    const readable = read ? status !== null : null;
-    const head = facts.entry.head;
-    const known = head !== null && trunk.tip !== null && readable !== false;
-    return {
-      ...facts,
-      status,
-      readable,
-      ahead: known ? ancestry.countExclusive(head, trunk.tip as string) : null,
-      behind: known ? ancestry.countExclusive(trunk.tip as string, head) : null,
-      landed: isLanded(head, facts.marker, facts.entry.branch, trunk, ancestry),
-    };
-  });
-  return { repo, trunk, branches, worktrees, ancestry };
+  // What the commit graph says of each row, worked out as soon as it is read
+  // (usually while statuses still run), so it adds nothing after the last one.
+  const fromGraph = ancestryPromise.then((ancestry) => ({
+    ancestry,
+    rows: partial.map(({ entry, marker }) => {
+      const head = entry.head;
+      const tip = trunk.tip;
+      return {
+        ahead: head !== null && tip !== null ? ancestry.countExclusive(head, tip) : null,
+        behind: head !== null && tip !== null ? ancestry.countExclusive(tip, head) : null,
+        landed: isLanded(head, marker, entry.branch, trunk, ancestry),
+      };
+    }),
+  }));
+  void fromGraph.catch(() => undefined);
+
+  const complete = async (): Promise<FleetSurvey> => {
+    const toRead = partial.filter((p) => p.read).map((p) => p.entry.path);
+    const statusByPath = new Map(early === null ? [] : await early);
+    if (currentRead !== null) statusByPath.set(...(await currentRead));
+    // Worktrees the registration files did not name (added meanwhile, or a path
+    // spelled differently) are read now; any status read but not asked for is dropped.
+    const missing = toRead.filter((path) => !statusByPath.has(path));
+    for (const [path, status] of await readStatusesByPath(missing, lanes, onStatus)) {
+      statusByPath.set(path, status);
+    }
+
+    const { ancestry, rows } = await fromGraph.catch((error: unknown) => {
+      throw unwalkableHistory(error);
+    });
+    const worktrees = partial.map(({ read, ...facts }, i): WorktreeFacts => {
+      const status = read ? (statusByPath.get(facts.entry.path) ?? null) : null;
+      const readable = read ? status !== null : null;
+      const counts = rows[i] as (typeof rows)[number];
+      const known = readable !== false;
+      return {
+        ...facts,
+        status,
+        readable,
+        ahead: known ? counts.ahead : null,
+        behind: known ? counts.behind : null,
+        landed: counts.landed,
+      };
+    });
+    return { repo, trunk, branches, worktrees, ancestry };
+  };
+  let completed: Promise<FleetSurvey> | null = null;
+  return {
+    repo,
+    trunk,
+    branches,
+    worktrees: partial.map(({ read: _read, ...facts }) => facts),
+    complete: () => {
+      completed ??= complete();
+      return completed;
+    },
+  };
 }
 
 /** `git status` of each path, keyed by path (null where git could not read it). */
 async function readStatusesByPath(
-  paths: readonly string[],
+  paths: readonly (string | null)[],
   lanes: number,
+  onStatus?: (path: string, status: StatusSummary | null) => void,
 ): Promise<[string, StatusSummary | null][]> {
-  const unique = [...new Set(paths)];
+  const unique = [...new Set(paths.filter((path): path is string => path !== null))];
   if (unique.length === 0) return [];
-  const statuses = await readWorktreeStatuses(unique, lanes);
+  const report =
+    onStatus &&
+    ((i: number, status: StatusSummary | null) => onStatus(unique[i] as string, status));
+  const statuses = await readWorktreeStatuses(unique, lanes, report);
   return unique.map((path, i) => [path, statuses[i] ?? null]);
 }
 

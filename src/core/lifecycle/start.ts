@@ -9,6 +9,7 @@ import { deleteBranchRecord, writeBranchRecord } from "../../io/branch-records.j
 import { type BriefRecord, type ParkedState, readBriefRecord } from "../../io/briefs.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { withFleetLock } from "../../io/lock.js";
+import { adminDirFor } from "../../io/paths.js";
 import { writeReadyMarker } from "../../io/ready-marker.js";
 import {
   appliedResult,
@@ -25,6 +26,7 @@ import { createResources, describeFailure, type ResourceOwner } from "../berth/r
 import type { ResolvedBase } from "../repo/from-ref.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk } from "../repo/trunk.js";
+import { settleCheckoutIndex } from "./settle-index.js";
 import {
   chooseBase,
   describeIdentity,
@@ -171,6 +173,8 @@ export async function startBerth(
     }
     throw error;
   }
+  // Last, once setup has written what it writes: read-only surveys then never re-hash it.
+  await settleCheckoutIndex(facts.path, ownerAdminDir(run));
   return appliedResult("start", data, plan, run.steps, { hints });
 }
 
@@ -193,6 +197,10 @@ async function createStartResources(run: StartRun, hints: string[]): Promise<voi
     });
     throw await undoStartRun(run, `create resource ${created.failure.resource}`, detail);
   }
+}
+
+function ownerAdminDir(run: StartRun): string {
+  return adminDirFor(run.repo.location.commonDir, ownerOfRun(run).adminKey);
 }
 
 function ownerOfRun(run: StartRun): ResourceOwner {

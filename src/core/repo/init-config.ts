@@ -9,6 +9,7 @@ import { appliedResult, type PlanApplyResult, plannedResult } from "../../result
 import { shellCommand } from "../../text.js";
 import { openRepository } from "./repository.js";
 import { createTrunkHint, detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
+import { planUntrackedCache } from "./untracked-cache.js";
 
 export interface InitData {
   path: string;
@@ -18,7 +19,7 @@ export interface InitData {
 /** Writes a commented berth.toml at the repository root; never overwrites one. */
 export async function initConfig(
   ctx: Context,
-  options: { dryRun?: boolean },
+  options: { dryRun?: boolean; untrackedCache?: boolean },
 ): Promise<PlanApplyResult<InitData>> {
   const repo = await openRepository(ctx);
   const path = join(repo.mainPath, "berth.toml");
@@ -32,19 +33,30 @@ export async function initConfig(
   const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
   const trunkName = trunk.name ?? "main";
   const data: InitData = { path, trunk: trunkName };
-  const plan = [{ step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` }];
+  const cache = await planUntrackedCache(repo, options.untrackedCache === true);
+  const plan = [
+    { step: "write berth.toml", target: path, detail: `trunk = "${trunkName}"` },
+    ...cache.plan,
+  ];
   // The file names the trunk either way; berth start needs the local branch.
   const create = createTrunkHint(trunk);
   const trunkHints = create === null ? [] : [create];
-  if (options.dryRun) return plannedResult("init", data, plan, { hints: trunkHints });
+  if (options.dryRun) {
+    return plannedResult("init", data, plan, { hints: [...trunkHints, ...cache.hints] });
+  }
   await writeFile(path, renderStarterConfig(trunkName), { flag: "wx" });
+  const cacheSteps = await cache.apply();
   return appliedResult(
     "init",
     data,
     plan,
-    [{ step: "write berth.toml", target: path, outcome: "done" }],
+    [{ step: "write berth.toml", target: path, outcome: "done" }, ...cacheSteps],
     {
-      hints: [...trunkHints, "berth.toml is yours to commit; berth never commits anything itself"],
+      hints: [
+        ...trunkHints,
+        "berth.toml is yours to commit; berth never commits anything itself",
+        ...cache.hints,
+      ],
     },
   );
 }
