@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "@commander-js/extra-typings";
+import { type CliWiring, declareHookVerbs } from "./cli-agents.js";
 import type { CommandOutcome } from "./commands/outcome.js";
 import { type Context, processContext } from "./context.js";
 import { UserError } from "./errors.js";
@@ -268,8 +269,15 @@ export function buildProgram(): Command {
       ),
     );
 
+  declareHookVerbs(program, WIRING);
   return program;
 }
+
+const WIRING: CliWiring = {
+  execute: (verb, options, run, target) => execute(verb, options, run, target),
+  common,
+  exit: (code) => process.exit(code),
+};
 
 async function main(argv: string[]): Promise<void> {
   const program = buildProgram();

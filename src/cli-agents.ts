@@ -1,0 +1,75 @@
+import type { Command } from "@commander-js/extra-typings";
+import type { CommandOutcome } from "./commands/outcome.js";
+import type { Context } from "./context.js";
+
+/**
+ * The declarations of the agent-facing verbs (spec section 12): the harness
+ * hooks, `berth mcp`, and the shell habits (path, switch, shell-init,
+ * completion). Wired into the program by cli.ts, which owns running a verb
+ * and exiting; every verb module is still imported only when its verb runs.
+ */
+
+export interface CliWiring {
+  execute(
+    verb: string,
+    options: Record<string, unknown>,
+    run: (ctx: Context) => Promise<CommandOutcome>,
+    target?: string | null,
+  ): Promise<never>;
+  common<T extends Command<unknown[], Record<string, unknown>>>(cmd: T): T;
+  /** Ends the process with `code` (cli.ts is the one place that exits). */
+  exit(code: number): never;
+}
+
+export function declareHookVerbs(program: Command, wiring: CliWiring): void {
+  const hook = program
+    .command("hook")
+    .description("run berth at an agent harness's lifecycle event (the event's JSON on stdin)")
+    .addHelpText(
+      "after",
+      examples([
+        `echo '{"worktree_name":"fix login"}' | berth hook claude-worktree-create`,
+        `echo '{"worktree_path":"/repo.worktrees/fix-login-1a2b3c"}' | berth hook claude-worktree-remove`,
+        "berth hook session-start < /dev/null",
+      ]),
+    );
+  const hooks = [
+    [
+      "claude-worktree-create",
+      "Claude Code WorktreeCreate: start a berth; print only its path",
+      "hookWorktreeCreateCommand",
+    ],
+    [
+      "claude-worktree-remove",
+      "Claude Code WorktreeRemove: drop the berth unless it holds work (never --force)",
+      "hookWorktreeRemoveCommand",
+    ],
+    [
+      "session-start",
+      "session start: set up the berth you are in, or say to start one from the main checkout",
+      "hookSessionStartCommand",
+    ],
+  ] as const;
+  for (const [name, description, entry] of hooks) {
+    hook
+      .command(name)
+      .description(description)
+      .option("--debug", "show stack traces and diagnostics")
+      .action((opts) =>
+        wiring.execute(
+          `hook ${name}`,
+          opts,
+          async (ctx) => {
+            const stdin = await (await import("./io/stdin.js")).readStdinText();
+            return (await import("./commands/hook.js"))[entry](ctx, stdin);
+          },
+          null,
+        ),
+      );
+  }
+}
+
+/** The "Examples:" block every verb's --help ends with. */
+export function examples(lines: readonly string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join("\n")}\n`;
+}
