@@ -69,6 +69,26 @@ export function declareHookVerbs(program: Command, wiring: CliWiring): void {
   }
 }
 
+export function declareMcpVerb(program: Command, wiring: CliWiring): void {
+  program
+    .command("mcp")
+    .description(
+      "serve start, status, gate, update, accept, await and logbook as MCP tools over stdio",
+    )
+    .addHelpText(
+      "after",
+      examples([
+        "claude mcp add berth -- berth mcp",
+        "codex mcp add berth -- berth mcp",
+        `npx @modelcontextprotocol/inspector berth mcp`,
+      ]),
+    )
+    .action(async () => {
+      await (await import("./commands/mcp.js")).serveMcp();
+      wiring.exit(0);
+    });
+}
+
 /** The "Examples:" block every verb's --help ends with. */
 export function examples(lines: readonly string[]): string {
   return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join("\n")}\n`;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "@commander-js/extra-typings";
-import { type CliWiring, declareHookVerbs } from "./cli-agents.js";
+import { type CliWiring, declareHookVerbs, declareMcpVerb } from "./cli-agents.js";
 import type { CommandOutcome } from "./commands/outcome.js";
 import { type Context, processContext } from "./context.js";
 import { UserError } from "./errors.js";
@@ -270,6 +270,7 @@ export function buildProgram(): Command {
     );
 
   declareHookVerbs(program, WIRING);
+  declareMcpVerb(program, WIRING);
   return program;
 }
 

@@ -49,6 +49,7 @@ const REFUSAL_CODES: ReadonlySet<ErrorCode> = new Set([
   "confirmation_required",
   "moved",
   "locked",
+  "awaiting_approval",
 ]);
 
 /**
