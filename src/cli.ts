@@ -205,7 +205,7 @@ export function buildProgram(): Command {
 
   const worktree = program
     .command("worktree")
-    .description("the lifecycle of berths: setup, teardown, drop, prune");
+    .description("the lifecycle of berths: setup, teardown, drop, prune, reclaim");
 
   common(
     worktree
@@ -266,6 +266,30 @@ export function buildProgram(): Command {
         async (ctx) =>
           (await import("./commands/worktree-prune.js")).worktreePruneCommand(ctx, opts),
         null,
+      ),
+    );
+
+  common(
+    worktree
+      .command("reclaim")
+      .description(
+        "reclaim one contained berth: remove its checkout, keep its branch ref (as prune --contained)",
+      )
+      .argument("<berth>", "a berth id (or unique id prefix), path or branch"),
+  )
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((target, opts) =>
+      execute(
+        "worktree reclaim",
+        opts,
+        async (ctx) =>
+          (await import("./commands/worktree-reclaim.js")).worktreeReclaimCommand(
+            ctx,
+            target,
+            opts,
+          ),
+        target,
       ),
     );
 

@@ -30,6 +30,7 @@ const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
   "worktree teardown",
   "worktree drop",
   "worktree prune",
+  "worktree reclaim",
 ]);
 
 export interface RunVerbOptions {

@@ -1,8 +1,10 @@
 import { realpathSync } from "node:fs";
 import { basename, resolve } from "node:path";
+import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { shellCommand } from "../../text.js";
-import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
+import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
+import { openRepository } from "./repository.js";
 
 /**
  * Resolves a `<berth>` argument (drop, accept, await) to one surveyed
@@ -101,4 +103,17 @@ function candidateOf(w: WorktreeFacts): TargetCandidate {
 
 function describe(c: TargetCandidate): string {
   return `${c.id ?? "(not a berth)"} at ${c.path}${c.branch ? ` on ${c.branch}` : ""}`;
+}
+
+/** Opens the repository, surveys the fleet (no status reads) and resolves `argument` in it. */
+export async function locateWorktree(
+  ctx: Context,
+  argument: string,
+  verb: string,
+): Promise<WorktreeFacts> {
+  const repo = await openRepository(ctx);
+  const survey = await surveyFleet(repo, { readStatusOf: () => false });
+  const worktree = resolveTarget(survey, repo.location.cwd, argument, verb);
+  ctx.journal.aim?.(worktree.entry.branch ?? worktree.marker?.branch ?? null);
+  return worktree;
 }
