@@ -89,6 +89,72 @@ export function declareMcpVerb(program: Command, wiring: CliWiring): void {
     });
 }
 
+export function declareShellVerbs(program: Command, wiring: CliWiring): void {
+  wiring
+    .common(
+      program
+        .command("path")
+        .description("print a berth's folder (no argument: every berth, id and folder)")
+        .argument("[berth]", "a berth id (or unique id prefix), path or branch"),
+    )
+    .addHelpText(
+      "after",
+      examples(["berth path fix-login", 'cd "$(berth path fix-lo)"', "berth path --json"]),
+    )
+    .action((target, opts) =>
+      wiring.execute(
+        "path",
+        opts,
+        async (ctx) => (await import("./commands/path.js")).pathCommand(ctx, target),
+        target ?? null,
+      ),
+    );
+
+  wiring
+    .common(
+      program
+        .command("switch")
+        .description("cd into a berth (through the shell wrapper: berth shell-init)")
+        .argument("<berth>", "a berth id (or unique id prefix), path or branch"),
+    )
+    .addHelpText(
+      "after",
+      examples(['eval "$(berth shell-init bash)"', "berth switch fix-login", "berth switch main"]),
+    )
+    .action((target, opts) =>
+      wiring.execute(
+        "switch",
+        opts,
+        async (ctx) => (await import("./commands/path.js")).switchCommand(ctx, target),
+        target,
+      ),
+    );
+
+  wiring
+    .common(
+      program
+        .command("shell-init")
+        .description("print the shell function that makes berth switch change directory")
+        .argument("<shell>", "bash, zsh or fish"),
+    )
+    .addHelpText(
+      "after",
+      examples([
+        `echo 'eval "$(berth shell-init bash)"' >> ~/.bashrc`,
+        `echo 'eval "$(berth shell-init zsh)"' >> ~/.zshrc`,
+        "berth shell-init fish > ~/.config/fish/conf.d/berth.fish",
+      ]),
+    )
+    .action((shell, opts) =>
+      wiring.execute(
+        "shell-init",
+        opts,
+        async (ctx) => (await import("./commands/path.js")).shellInitCommand(ctx, shell),
+        null,
+      ),
+    );
+}
+
 /** The "Examples:" block every verb's --help ends with. */
 export function examples(lines: readonly string[]): string {
   return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join("\n")}\n`;

@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "@commander-js/extra-typings";
-import { type CliWiring, declareHookVerbs, declareMcpVerb } from "./cli-agents.js";
+import {
+  type CliWiring,
+  declareHookVerbs,
+  declareMcpVerb,
+  declareShellVerbs,
+} from "./cli-agents.js";
 import type { CommandOutcome } from "./commands/outcome.js";
 import { type Context, processContext } from "./context.js";
 import { UserError } from "./errors.js";
@@ -275,7 +280,7 @@ export function buildProgram(): Command {
       .description(
         "reclaim one contained berth: remove its checkout, keep its branch ref (as prune --contained)",
       )
-      .argument("<berth>", "a berth id (or unique id prefix), path or branch"),
+      .argument("<berth>", "a berth id, path or branch"),
   )
     .option("--yes", "answer the confirmation")
     .option("--dry-run", "show the plan and change nothing")
@@ -295,6 +300,7 @@ export function buildProgram(): Command {
 
   declareHookVerbs(program, WIRING);
   declareMcpVerb(program, WIRING);
+  declareShellVerbs(program, WIRING);
   return program;
 }
 
