@@ -1,6 +1,9 @@
-import type { Command } from "@commander-js/extra-typings";
+import type { Command, Command as CommandClass } from "@commander-js/extra-typings";
 import type { CommandOutcome } from "./commands/outcome.js";
 import type { Context } from "./context.js";
+import { UserError } from "./errors.js";
+import { shellCommand } from "./text.js";
+import type { CommandSpec } from "./ui/completion.js";
 
 /**
  * The declarations of the agent-facing verbs (spec section 12): the harness
@@ -153,6 +156,89 @@ export function declareShellVerbs(program: Command, wiring: CliWiring): void {
         null,
       ),
     );
+}
+
+export function declareCompletionVerb(program: Command, wiring: CliWiring): void {
+  wiring
+    .common(
+      program
+        .command("completion")
+        .description("print shell completion for verbs, flags and berth ids")
+        .argument("<shell>", "bash, zsh or fish"),
+    )
+    .addHelpText(
+      "after",
+      examples([
+        `echo 'eval "$(berth completion bash)"' >> ~/.bashrc`,
+        `echo 'eval "$(berth completion zsh)"' >> ~/.zshrc`,
+        "berth completion fish > ~/.config/fish/completions/berth.fish",
+      ]),
+    )
+    .action((shell, opts) =>
+      wiring.execute(
+        "completion",
+        opts,
+        async (ctx) =>
+          (await import("./commands/completion.js")).completionCommand(
+            ctx,
+            shell,
+            describeCommands(program),
+          ),
+        null,
+      ),
+    );
+}
+
+/** The declared command tree as completion reads it (visible commands and flags only). */
+export function describeCommands(program: Command): CommandSpec[] {
+  const help = program.createHelp();
+  const specs: CommandSpec[] = [];
+  const visit = (cmd: Command, path: string[]) => {
+    const subcommands = help
+      .visibleCommands(cmd as unknown as CommandClass)
+      .filter((c) => c.name() !== "help");
+    specs.push({
+      path,
+      names: [cmd.name(), ...cmd.aliases()],
+      subcommands: subcommands.flatMap((c) => [c.name(), ...c.aliases()]),
+      flags: help
+        .visibleOptions(cmd as unknown as CommandClass)
+        .flatMap((o) => [o.long, o.short].filter((f): f is string => f !== undefined)),
+      takesBerth: cmd.registeredArguments.some((a) => a.name() === "berth"),
+    });
+    for (const sub of subcommands) visit(sub as unknown as Command, [...path, sub.name()]);
+  };
+  visit(program, []);
+  return specs;
+}
+
+/**
+ * `berth drop` and `berth prune` are easy to guess and are not verbs: they
+ * refuse as a usage error (exit 2) whose next command is the real one, with
+ * the arguments as typed.
+ */
+export function declareGuessedVerbs(program: Command, wiring: CliWiring): void {
+  for (const name of ["drop", "prune", "reclaim"] as const) {
+    program
+      .command(name, { hidden: true })
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .argument("[args...]")
+      .action((args) =>
+        wiring.execute(
+          name,
+          { json: args.includes("--json") },
+          async () => {
+            throw new UserError(
+              "usage",
+              `berth ${name} is spelled berth worktree ${name}; nothing changed.`,
+              { next: shellCommand(["berth", "worktree", name, ...args]) },
+            );
+          },
+          null,
+        ),
+      );
+  }
 }
 
 /** The "Examples:" block every verb's --help ends with. */

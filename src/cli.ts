@@ -2,10 +2,13 @@
 import { Command, CommanderError } from "@commander-js/extra-typings";
 import {
   type CliWiring,
+  declareCompletionVerb,
+  declareGuessedVerbs,
   declareHookVerbs,
   declareMcpVerb,
   declareShellVerbs,
 } from "./cli-agents.js";
+import { addExamples } from "./cli-examples.js";
 import type { CommandOutcome } from "./commands/outcome.js";
 import { type Context, processContext } from "./context.js";
 import { UserError } from "./errors.js";
@@ -88,6 +91,7 @@ export function buildProgram(): Command {
 
   common(program.command("init").description("write a commented berth.toml at the repository root"))
     .option("--dry-run", "show what would be written")
+    .option("--agents", "also append berth's workflow for agents to AGENTS.md (and CLAUDE.md)")
     .action((opts) =>
       execute(
         "init",
@@ -119,7 +123,12 @@ export function buildProgram(): Command {
       ),
     );
 
-  common(program.command("status").description("survey the fleet (or, inside a berth, that berth)"))
+  common(
+    program
+      .command("status")
+      .aliases(["ls", "list"])
+      .description("survey the fleet (or, inside a berth, that berth)"),
+  )
     .option("--local", "only the checkout you are in")
     .option("--all", "the whole fleet, even from inside a berth")
     .action((opts) =>
@@ -301,6 +310,9 @@ export function buildProgram(): Command {
   declareHookVerbs(program, WIRING);
   declareMcpVerb(program, WIRING);
   declareShellVerbs(program, WIRING);
+  declareCompletionVerb(program, WIRING);
+  declareGuessedVerbs(program, WIRING);
+  addExamples(program);
   return program;
 }
 
