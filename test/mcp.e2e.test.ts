@@ -116,6 +116,13 @@ describe("berth mcp", () => {
     expect(logbook.env.ok).toBe(true);
     const surfaces = logbook.env.data.events.map((e: { surface?: string }) => e.surface);
     expect(surfaces).toEqual(["mcp", "mcp"]);
+    const gates = await call(c, "logbook", { verb: "gate" });
+    expect(
+      gates.env.data.events.map((e: { surface?: string; target: string }) => [e.surface, e.target]),
+    ).toEqual([
+      ["mcp", branch],
+      ["mcp", branch],
+    ]);
   });
 
   it("answers bad arguments with a tool error naming the field, and keeps serving", async () => {

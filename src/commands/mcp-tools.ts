@@ -249,7 +249,12 @@ export async function callTool(
   const outcome = await runVerb(
     tool.verb,
     ctx,
-    { surface: "mcp", dryRun: args.dry_run === true, target: tool.target?.(args) ?? null },
+    {
+      surface: "mcp",
+      dryRun: args.dry_run === true,
+      // undefined: the subject's branch, as the CLI logs a verb with no berth argument.
+      target: tool.target === undefined ? undefined : tool.target(args),
+    },
     (inner) => tool.run(inner, args),
   );
   const result: VerbResult = outcome.result;
