@@ -53,9 +53,16 @@ function visibleOptions(command: Command): Option[] {
   return command.options.filter((option) => !option.hidden);
 }
 
-/** Options every verb declares alike (--json, --debug): described once, not under each verb. */
+/**
+ * Options every verb with `--json` output declares alike (--json, --debug):
+ * described once, not under each verb. The harness hooks and shell helpers
+ * print what their callers read (a path, a script), so they have no --json.
+ */
 export function commonOptions(program: Command): Option[] {
-  const [first, ...rest] = leafCommands(program).map(({ command }) => visibleOptions(command));
+  const withJson = leafCommands(program)
+    .map(({ command }) => visibleOptions(command))
+    .filter((options) => options.some((o) => o.flags === "--json"));
+  const [first, ...rest] = withJson;
   return (first ?? []).filter((option) =>
     rest.every((options) =>
       options.some((o) => o.flags === option.flags && o.description === option.description),
@@ -125,7 +132,10 @@ export function renderManPage(program: Command = declaredProgram()): string {
       if (!common.has(option.flags)) out.push(...optionEntry(option));
     }
   }
-  out.push(".SH OPTIONS", line(roff("Every verb takes:")));
+  out.push(
+    ".SH OPTIONS",
+    line(roff("Every verb that prints JSON takes (the others take --debug where they show it):")),
+  );
   for (const option of commonOptions(program)) out.push(...optionEntry(option));
   out.push(".PP", line(roff("Without a verb:")));
   for (const option of visibleOptions(program)) out.push(...optionEntry(option));

@@ -57,7 +57,7 @@ function exitCodeFor(result: VerbResult): number {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const program = buildProgram(execute);
+  const program = buildProgram(execute, (code) => process.exit(code));
   try {
     await program.parseAsync(argv);
     // A bare `berth` or a group without its subcommand.

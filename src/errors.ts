@@ -19,6 +19,8 @@ export type ErrorCode =
   | "teardown_failed"
   | "partial"
   | "locked"
+  /** An agent's accept, waiting for a person's approval or a grant (spec section 11). */
+  | "awaiting_approval"
   /** Not in the spec's list: a bug or a git failure berth did not foresee (docs/decisions/0002). */
   | "internal";
 

@@ -1,4 +1,13 @@
 import { Command } from "@commander-js/extra-typings";
+import {
+  type CliWiring,
+  declareCompletionVerb,
+  declareGuessedVerbs,
+  declareHookVerbs,
+  declareMcpVerb,
+  declareShellVerbs,
+} from "./cli-agents.js";
+import { addExamples } from "./cli-examples.js";
 import type { CommandOutcome } from "./commands/outcome.js";
 import type { Context } from "./context.js";
 import { VERSION } from "./version.js";
@@ -32,7 +41,14 @@ function common<T extends Command<unknown[], Record<string, unknown>>>(cmd: T): 
   return cmd;
 }
 
-export function buildProgram(execute: VerbExecutor): Command {
+/** Ends the process (cli.ts, the one place that exits); the man page generator never calls it. */
+export type ProcessExit = (code: number) => never;
+
+const NO_EXIT: ProcessExit = () => {
+  throw new Error("this program was built to be read, not run");
+};
+
+export function buildProgram(execute: VerbExecutor, exit: ProcessExit = NO_EXIT): Command {
   const program = new Command("berth")
     .description(
       "A fleet of git worktrees for people and coding agents working on one repository in parallel.",
@@ -43,6 +59,7 @@ export function buildProgram(execute: VerbExecutor): Command {
 
   common(program.command("init").description("write a commented berth.toml at the repository root"))
     .option("--dry-run", "show what would be written")
+    .option("--agents", "also append berth's workflow for agents to AGENTS.md (and CLAUDE.md)")
     .option(
       "--untracked-cache",
       "also set git's core.untrackedCache (after git's filesystem test), for large checkouts",
@@ -101,7 +118,12 @@ export function buildProgram(execute: VerbExecutor): Command {
       ),
     );
 
-  common(program.command("status").description("survey the fleet (or, inside a berth, that berth)"))
+  common(
+    program
+      .command("status")
+      .aliases(["ls", "list"])
+      .description("survey the fleet (or, inside a berth, that berth)"),
+  )
     .option("--local", "only the checkout you are in")
     .option("--all", "the whole fleet, even from inside a berth")
     .action((opts) =>
@@ -192,7 +214,7 @@ export function buildProgram(execute: VerbExecutor): Command {
 
   const worktree = program
     .command("worktree")
-    .description("the lifecycle of berths: setup, teardown, park, drop, prune");
+    .description("the lifecycle of berths: setup, teardown, park, drop, prune, reclaim");
 
   common(
     worktree
@@ -276,5 +298,36 @@ export function buildProgram(execute: VerbExecutor): Command {
       ),
     );
 
+  common(
+    worktree
+      .command("reclaim")
+      .description(
+        "reclaim one contained berth: remove its checkout, keep its branch ref (as prune --contained)",
+      )
+      .argument("<berth>", "a berth id, path or branch"),
+  )
+    .option("--yes", "answer the confirmation")
+    .option("--dry-run", "show the plan and change nothing")
+    .action((target, opts) =>
+      execute(
+        "worktree reclaim",
+        opts,
+        async (ctx) =>
+          (await import("./commands/worktree-reclaim.js")).worktreeReclaimCommand(
+            ctx,
+            target,
+            opts,
+          ),
+        target,
+      ),
+    );
+
+  const wiring: CliWiring = { execute, common, exit };
+  declareHookVerbs(program, wiring);
+  declareMcpVerb(program, wiring);
+  declareShellVerbs(program, wiring);
+  declareCompletionVerb(program, wiring);
+  declareGuessedVerbs(program, wiring);
+  addExamples(program);
   return program;
 }

@@ -28,6 +28,7 @@ const DEFAULTS: Omit<Config, "file"> = {
   },
   gate: { fail_fast: true, timeout_s: 600, checks: [] },
   logbook: { enabled: true },
+  acceptance: { pre_authorized: false },
 };
 
 let repo = "";
@@ -116,6 +117,7 @@ describe("loadConfig with a full file", () => {
         ],
       },
       logbook: { enabled: false },
+      acceptance: { pre_authorized: false },
     });
   });
 
@@ -151,7 +153,7 @@ describe("loadConfig refusals", () => {
     const error = await refusal(INVALID["an unknown top-level section"]);
     expect(error.keyPath).toBe("logbok");
     expect(error.message).toContain(
-      'unknown key "logbok" (known keys: repository, worktree, gate, logbook)',
+      'unknown key "logbok" (known keys: repository, worktree, gate, logbook, acceptance)',
     );
   });
 
@@ -285,5 +287,16 @@ describe("renderStarterConfig", () => {
     for (const line of renderStarterConfig("main").split("\n")) {
       expect(line.length).toBeLessThanOrEqual(100);
     }
+  });
+});
+
+describe("[acceptance]", () => {
+  it("reads pre_authorized, default false, and refuses a non-boolean", async () => {
+    await writeFile(join(repo, "berth.toml"), "[acceptance]\npre_authorized = true\n");
+    expect((await loadConfig(repo)).acceptance).toEqual({ pre_authorized: true });
+    await writeFile(join(repo, "berth.toml"), '[acceptance]\npre_authorized = "yes"\n');
+    const error = await loadConfig(repo).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).keyPath).toBe("acceptance.pre_authorized");
   });
 });

@@ -62,8 +62,8 @@ describe("desk reclaim (ADR 0225)", () => {
     expect((await itemFor(repo, b)).group).toBe("contained");
 
     const declined = confirmable(await propose(repo, "reclaim", a));
-    expect(declined.command).toBe("berth worktree prune --contained --yes");
-    expect(declined.note).toContain(`the desk reclaims ${a.id} alone`);
+    expect(declined.command).toBe(`berth worktree reclaim ${a.id} --yes`);
+    expect(declined.note).toBeNull();
     expect(declined.planText).toContain(`keeps:     the branch refs ${a.branch}`);
     expect(declined.planText).toContain(
       "destroys:  their checkouts and per-berth state, the gate receipt included",
@@ -75,7 +75,7 @@ describe("desk reclaim (ADR 0225)", () => {
     expect(worktrees(repo)).toBe(worktreesBefore);
     expect(refs(repo)).toBe(refsBefore);
     expect(finishes(repo).at(-1)).toMatchObject({
-      verb: "worktree prune",
+      verb: "worktree reclaim",
       outcome: "refused",
       error_code: "confirmation_required",
     });
@@ -87,7 +87,7 @@ describe("desk reclaim (ADR 0225)", () => {
     expect(existsSync(a.path)).toBe(false);
     expect(existsSync(b.path)).toBe(true); // also contained, but not what the desk asked for
     expect(refs(repo)).toBe(refsBefore); // every ref, a's included, byte-identical
-    expect(finishes(repo).at(-1)).toMatchObject({ verb: "worktree prune", outcome: "ok" });
+    expect(finishes(repo).at(-1)).toMatchObject({ verb: "worktree reclaim", outcome: "ok" });
   });
 
   it("refuses, changing nothing, when the berth stopped being contained after the desk read it", async () => {

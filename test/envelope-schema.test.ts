@@ -16,7 +16,9 @@ const ENVELOPE = readSchema("envelope.schema.json");
 const DATA_SCHEMAS = Object.keys(
   (ENVELOPE.definitions as { data: Record<string, unknown> }).data,
 ).sort();
+// The harness hooks and `mcp` print what their callers read (a path, MCP frames), never an envelope.
 const VERBS = leafCommands(declaredProgram())
+  .filter((c) => c.command.options.some((o) => o.flags === "--json"))
   .map((c) => c.name)
   .sort();
 
@@ -73,6 +75,14 @@ describe("every verb's --json output matches the schemas", { timeout: 180_000 },
     expect((await berth(repo, ["worktree", "park", shelf.id, "--yes"])).json.data.parked).toBe(
       true,
     );
+    expect((await berth(repo, ["path", b.id])).json.data.berth.path).toBe(b.path);
+    expect((await berth(repo, ["switch", b.id])).json.data.berth.path).toBe(b.path);
+    expect((await berth(repo, ["shell-init", "bash"])).json.data.shell).toBe("bash");
+    expect((await berth(repo, ["completion", "bash"])).json.data.shell).toBe("bash");
+    // A fresh berth is not contained (the idle clause): reclaim refuses it, changing nothing.
+    // Its success documents are validated by test/worktree-reclaim.e2e.test.ts.
+    const reclaim = await berth(repo, ["worktree", "reclaim", b.id, "--yes"]);
+    expect(reclaim.json.error.code).toBe("precondition_failed");
     expect((await berth(repo, ["worktree", "drop", b.id, "--yes"])).json.ok).toBe(true);
     expect((await berth(repo, ["accept", a.id, "--yes"])).json.data.landing.trunk_landed).toBe(
       true,
@@ -91,8 +101,8 @@ describe("every verb's --json output matches the schemas", { timeout: 180_000 },
 
     expect([...seen.keys()].sort()).toEqual(VERBS);
     for (const [verb, run] of seen) {
-      // desk only ever refuses --json; logbook prints JSON Lines when it succeeds.
-      if (verb === "desk" || verb === "logbook") continue;
+      // desk only ever refuses --json; logbook prints JSON Lines when it succeeds; reclaim refused above.
+      if (verb === "desk" || verb === "logbook" || verb === "worktree reclaim") continue;
       expect(run.json?.ok, `${verb}: ${run.stdout}${run.stderr}`).toBe(true);
     }
   });

@@ -13,7 +13,7 @@ import { gateConfirmation, gateOutcome } from "./gate.js";
 import { updateConfirmation, updateOutcome } from "./update.js";
 import { dropConfirmation, dropOutcome } from "./worktree-drop.js";
 import { parkConfirmation, parkOutcome } from "./worktree-park.js";
-import { applyReclaim, planReclaim, reclaimConfirmation } from "./worktree-prune.js";
+import { applyReclaim, planReclaim, reclaimConfirmation } from "./worktree-reclaim.js";
 
 /**
  * The desk's per-berth actions (spec section 8), declared: each is its CLI
@@ -68,15 +68,15 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
     },
   },
 
-  /** One contained berth, where the command reclaims them all (and prunes the rest). */
+  /** One contained berth: exactly `berth worktree reclaim <id>`. */
   reclaim: {
-    verb: "worktree prune",
+    verb: "worktree reclaim",
     inBerth: false,
     async plan(ctx, item, c) {
       const reclaim = await planReclaim(ctx, item.row.path, item.row.id);
       return {
         confirmation: reclaimConfirmation(reclaim, c),
-        note: `the desk reclaims ${reclaim.candidate.id} alone; the command reclaims every contained berth and also prunes stale, landed and orphaned items`,
+        note: null,
         apply: () => applyReclaim(ctx, reclaim),
       };
     },

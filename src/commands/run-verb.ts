@@ -1,5 +1,6 @@
 import type { Context } from "../context.js";
 import { UserError } from "../errors.js";
+import type { LogbookSurface } from "../io/logbook.js";
 import { failureResult } from "../result.js";
 import { renderFailure } from "../ui/failure.js";
 import type { Colors } from "../ui/style.js";
@@ -32,6 +33,7 @@ const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
   "worktree park",
   "worktree drop",
   "worktree prune",
+  "worktree reclaim",
 ]);
 
 export interface RunVerbOptions {
@@ -41,6 +43,8 @@ export interface RunVerbOptions {
    * resolves it; null for a verb about no berth; undefined: the subject's.
    */
   target?: string | null | undefined;
+  /** The agent surface running the verb, recorded on its logbook events (`berth mcp`, `berth hook`). */
+  surface?: LogbookSurface | undefined;
 }
 
 export async function runVerb(
@@ -53,6 +57,7 @@ export async function runVerb(
     EFFECTFUL_VERBS.has(verb) && options.dryRun !== true
       ? (await import("../core/logbook/journal.js")).createJournal(ctx, verb, {
           argument: options.target,
+          surface: options.surface,
         })
       : null;
   if (journal) ctx.journal = journal;

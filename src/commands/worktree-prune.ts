@@ -1,15 +1,9 @@
 import type { Context } from "../context.js";
 import { applyPrune, hasWork, type PruneData } from "../core/lifecycle/prune-apply.js";
-import {
-  type ContainedRow,
-  ignoredOfRemovals,
-  type PrunePlan,
-  planPrune,
-} from "../core/lifecycle/prune-plan.js";
-import { UserError } from "../errors.js";
+import { ignoredOfRemovals, type PrunePlan, planPrune } from "../core/lifecycle/prune-plan.js";
 import type { DiskUsage } from "../io/disk-usage.js";
 import { asApplied, type PlanApplyResult, plannedResult } from "../result.js";
-import { shellCommand, shortOid } from "../text.js";
+import { shellCommand } from "../text.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { pruneConfirmText, renderPruneResult } from "../ui/prune-view.js";
 import { type Colors, colorsFor } from "../ui/style.js";
@@ -36,67 +30,6 @@ export function pruneConfirmation(
     plan: plan.steps,
     data,
   };
-}
-
-/** One contained berth's reclaim: the prune plan narrowed to its contained row. */
-export interface ReclaimPlan {
-  plan: PrunePlan;
-  candidate: ContainedRow;
-  ignored: DiskUsage;
-}
-
-/**
- * The desk's per-berth reclaim (ADR 0225): planned as prune plans it, applied
- * through the same `applyPrune` with the contained section only, so it
- * re-validates right before acting and never deletes a ref.
- */
-export async function planReclaim(ctx: Context, path: string, id: string): Promise<ReclaimPlan> {
-  const plan = await planPrune(ctx);
-  const candidate = plan.sections.contained.find((r) => r.path === path);
-  if (candidate === undefined) {
-    throw new UserError(
-      "precondition_failed",
-      `${id} is no longer contained (a commit, a file, a verb in flight, or a moved container); nothing changed. berth worktree prune --dry-run lists what is contained now.`,
-      { next: shellCommand(["berth", "worktree", "prune", "--dry-run"]) },
-    );
-  }
-  const steps = [
-    {
-      step: "reclaim contained berth",
-      target: candidate.path,
-      detail: `${candidate.branch} at ${shortOid(candidate.tip)} is inside ${candidate.container} at ${shortOid(candidate.container_tip)} (+${candidate.container_ahead}); the branch ref is kept`,
-    },
-  ];
-  return {
-    plan: {
-      ...plan,
-      sections: {
-        stale: [],
-        landed: [],
-        orphaned: [],
-        contained: [candidate],
-        not_made_by_berth: [],
-      },
-      steps,
-    },
-    candidate,
-    ignored: candidate.ignored,
-  };
-}
-
-/** The reclaim's confirmation: the command is the fleet-wide one (the desk says how it differs). */
-export function reclaimConfirmation(reclaim: ReclaimPlan, c: Colors): Confirmation {
-  const { candidate, plan } = reclaim;
-  return {
-    question: `Reclaim ${candidate.id} (branch ${candidate.branch} is kept)?`,
-    yesCommand: shellCommand(["berth", "worktree", "prune", "--contained", "--yes"]),
-    planText: pruneConfirmText(plan.sections, true, reclaim.ignored, c),
-    plan: plan.steps,
-  };
-}
-
-export async function applyReclaim(ctx: Context, reclaim: ReclaimPlan): Promise<CommandOutcome> {
-  return pruneOutcome(asApplied(await applyPrune(ctx, reclaim.plan, { contained: true })));
 }
 
 export function pruneOutcome(result: PlanApplyResult<PruneData>): CommandOutcome {

@@ -37,4 +37,6 @@ export interface Config {
   };
   gate: { fail_fast: boolean; timeout_s: number; checks: GateCheckConfig[] };
   logbook: { enabled: boolean };
+  /** `pre_authorized`: agents' accepts land without a person's approval (a standing grant). */
+  acceptance: { pre_authorized: boolean };
 }

@@ -274,6 +274,8 @@ const configSchema = table({
   worktree: v.optional(worktreeSchema, {}),
   gate: v.optional(gateSchema, {}),
   logbook: v.optional(table({ enabled: v.optional(boolean, true) }), {}),
+  // A standing grant: an agent's accept (berth mcp) may land without a person (spec section 11).
+  acceptance: v.optional(table({ pre_authorized: v.optional(boolean, false) }), {}),
 });
 
 type ParsedConfig = v.InferOutput<typeof configSchema>;
@@ -300,7 +302,7 @@ export function formatKeyPath(path: readonly { key: unknown }[]): string | undef
 }
 
 function toConfig(file: string | null, parsed: ParsedConfig): Config {
-  const { repository, worktree, gate, logbook } = parsed;
+  const { repository, worktree, gate, logbook, acceptance } = parsed;
   const resources: ResourceConfig[] = Object.entries(worktree.resources).map(
     ([name, resource]) => ({ name, ...resource }),
   );
@@ -314,6 +316,7 @@ function toConfig(file: string | null, parsed: ParsedConfig): Config {
     worktree: { ...worktree, setup: { ...worktree.setup }, resources },
     gate: { ...gate, checks },
     logbook: { ...logbook },
+    acceptance: { ...acceptance },
   };
 }
 

@@ -51,7 +51,16 @@ interface EventBase {
   target: string | null;
   pid: number;
   host: string;
+  /**
+   * Which agent surface ran the verb (issue 18): `mcp` for `berth mcp`'s
+   * tools, `hook` for `berth hook ...`. Absent: the CLI or the desk.
+   */
+  surface?: LogbookSurface;
 }
+
+/** The surfaces other than the CLI and the desk, named on their events. */
+export type LogbookSurface = "mcp" | "hook";
+const LOGBOOK_SURFACES: readonly string[] = ["mcp", "hook"];
 
 export interface BeginEvent extends EventBase {
   event: "begin";
@@ -173,9 +182,11 @@ function toEvent(raw: unknown): LogbookEvent | null {
   const target = r.target === undefined ? null : r.target;
   if (!isNullableString(target)) return null;
   if (typeof r.pid !== "number" || !Number.isInteger(r.pid)) return null;
+  if (r.surface !== undefined && !LOGBOOK_SURFACES.includes(r.surface as string)) return null;
+  const surface = r.surface as LogbookSurface | undefined;
   // Plain literals, not spreads: this runs once per line of a possibly large log.
   if (r.event === "begin") {
-    return {
+    const begin: BeginEvent = {
       schema: LOGBOOK_SCHEMA,
       event: "begin",
       at: r.at,
@@ -187,12 +198,14 @@ function toEvent(raw: unknown): LogbookEvent | null {
       pid: r.pid,
       host: r.host,
     };
+    if (surface !== undefined) begin.surface = surface;
+    return begin;
   }
   if (r.event !== "finish") return null;
   if (!LOGBOOK_OUTCOMES.includes(r.outcome as LogbookOutcome)) return null;
   if (!isNullableString(r.error_code)) return null;
   if (typeof r.duration_ms !== "number" || !(r.duration_ms >= 0)) return null;
-  return {
+  const finish: FinishEvent = {
     schema: LOGBOOK_SCHEMA,
     event: "finish",
     at: r.at,
@@ -207,6 +220,8 @@ function toEvent(raw: unknown): LogbookEvent | null {
     error_code: r.error_code,
     duration_ms: r.duration_ms,
   };
+  if (surface !== undefined) finish.surface = surface;
+  return finish;
 }
 
 function isNullableString(value: unknown): value is string | null {

@@ -15,6 +15,7 @@ import {
   appendLogbookEvent,
   type BeginEvent,
   LOGBOOK_SCHEMA,
+  type LogbookSurface,
   logbookDir,
   type WrittenOutcome,
 } from "../../io/logbook.js";
@@ -48,6 +49,7 @@ const REFUSAL_CODES: ReadonlySet<ErrorCode> = new Set([
   "confirmation_required",
   "moved",
   "locked",
+  "awaiting_approval",
 ]);
 
 /**
@@ -82,6 +84,8 @@ export interface JournalOptions {
    * berth (prune, `await --trunk-moved`); undefined: the subject's branch.
    */
   argument?: string | null | undefined;
+  /** The agent surface running the verb (`berth mcp`, `berth hook`); absent: the CLI or the desk. */
+  surface?: LogbookSurface | undefined;
 }
 
 export function createJournal(
@@ -119,6 +123,7 @@ export function createJournal(
     target: targetOf(about),
     pid,
     host,
+    ...(options.surface === undefined ? {} : { surface: options.surface }),
   });
 
   const warnOnce = (error: unknown) => {

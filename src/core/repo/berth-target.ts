@@ -1,14 +1,18 @@
 import { realpathSync } from "node:fs";
 import { basename, resolve } from "node:path";
+import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { shellCommand } from "../../text.js";
-import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
+import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
+import { openRepository } from "./repository.js";
 
 /**
  * Resolves a `<berth>` argument (drop, accept, await) to one surveyed
  * worktree: a berth id, a path (absolute or relative to `cwd`, any folder
  * inside the checkout), or a branch (short name, or the id's branch without
- * the prefix is already the id). Never guesses: no match is `unknown_target`,
+ * the prefix is already the id); failing all of those, and only where the
+ * caller allows it (`berth path`, `berth switch`: they move nobody's work), a
+ * prefix of exactly one berth id. Never guesses: no match is `unknown_target`,
  * several are `ambiguous_target`, each with the candidates.
  */
 
@@ -23,6 +27,8 @@ export function resolveTarget(
   cwd: string,
   argument: string,
   verb: string,
+  /** Also accept a prefix of exactly one berth id (path and switch; never a verb that removes). */
+  options: { idPrefix?: boolean } = {},
 ): WorktreeFacts {
   const wanted = argument.replace(/^refs\/heads\//, "");
   const asPath = existingRealPath(resolve(cwd, argument));
@@ -35,7 +41,11 @@ export function resolveTarget(
     asPath === null
       ? survey.worktrees.find((w) => w.entry.path === resolve(cwd, argument))
       : innermostCheckout(survey.worktrees, asPath);
-  const unique = [...new Set(byPath ? [...byName, byPath] : byName)];
+  let unique = [...new Set(byPath ? [...byName, byPath] : byName)];
+  // Nothing named exactly: a unique prefix of a berth id (`berth path fix-lo`).
+  if (unique.length === 0 && options.idPrefix === true && wanted !== "") {
+    unique = survey.worktrees.filter((w) => w.marker?.id.startsWith(wanted) === true);
+  }
   if (unique.length === 1) return unique[0] as WorktreeFacts;
   if (unique.length > 1) {
     const candidates = unique.map(candidateOf);
@@ -101,4 +111,18 @@ function candidateOf(w: WorktreeFacts): TargetCandidate {
 
 function describe(c: TargetCandidate): string {
   return `${c.id ?? "(not a berth)"} at ${c.path}${c.branch ? ` on ${c.branch}` : ""}`;
+}
+
+/** Opens the repository, surveys the fleet (no status reads) and resolves `argument` in it. */
+export async function locateWorktree(
+  ctx: Context,
+  argument: string,
+  verb: string,
+  options: { idPrefix?: boolean } = {},
+): Promise<WorktreeFacts> {
+  const repo = await openRepository(ctx);
+  const survey = await surveyFleet(repo, { readStatusOf: () => false });
+  const worktree = resolveTarget(survey, repo.location.cwd, argument, verb, options);
+  ctx.journal.aim?.(worktree.entry.branch ?? worktree.marker?.branch ?? null);
+  return worktree;
 }

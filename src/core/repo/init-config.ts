@@ -7,22 +7,30 @@ import { renderStarterConfig } from "../../io/config-template.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
-import { openRepository } from "./repository.js";
+import { type AgentsFileOutcome, planAgentsSection, writeAgentsSection } from "./init-agents.js";
+import { openRepository, type Repository } from "./repository.js";
 import { createTrunkHint, detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
 import { planUntrackedCache } from "./untracked-cache.js";
 
 export interface InitData {
   path: string;
   trunk: string;
+  /** `--agents`: the files the agents' section goes to, and what happens to each. */
+  agents?: AgentsFileOutcome[];
 }
 
-/** Writes a commented berth.toml at the repository root; never overwrites one. */
+/**
+ * Writes a commented berth.toml at the repository root; never overwrites one.
+ * With `--agents`, appends the agents' workflow section (init-agents.ts) and
+ * keeps an existing berth.toml instead of refusing.
+ */
 export async function initConfig(
   ctx: Context,
-  options: { dryRun?: boolean; untrackedCache?: boolean },
+  options: { dryRun?: boolean; untrackedCache?: boolean; agents?: boolean },
 ): Promise<PlanApplyResult<InitData>> {
   const repo = await openRepository(ctx);
   const path = join(repo.mainPath, "berth.toml");
+  if (options.agents === true) return initAgents(repo, path, options, ctx);
   if (pathExistsOrBroken(path)) {
     throw new UserError(
       "precondition_failed",
@@ -59,4 +67,39 @@ export async function initConfig(
       ],
     },
   );
+}
+
+async function initAgents(
+  repo: Repository,
+  configPath: string,
+  options: { dryRun?: boolean; untrackedCache?: boolean },
+  ctx: Context,
+): Promise<PlanApplyResult<InitData>> {
+  const dryRun = options.dryRun === true;
+  const agents = await planAgentsSection(repo.mainPath);
+  const config = pathExistsOrBroken(configPath)
+    ? null
+    : await initConfig(ctx, { dryRun, untrackedCache: options.untrackedCache === true });
+  const plan = [
+    ...(config?.plan.steps ?? []),
+    ...agents.map((a) => ({ step: "write agents section", target: a.file, detail: a.outcome })),
+  ];
+  // The trunk berth.toml names: the one written now, or the configured/detected one.
+  const trunk =
+    config?.data?.trunk ??
+    detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES)).name ??
+    "main";
+  const data: InitData = { path: configPath, trunk, agents };
+  if (dryRun) return plannedResult("init", data, plan, { hints: config?.hints ?? [] });
+  await writeAgentsSection(agents);
+  const steps = [
+    ...(config?.steps ?? []),
+    ...agents.map((a) => ({
+      step: "write agents section",
+      target: a.file,
+      outcome: a.outcome === "already present" ? ("skipped" as const) : ("done" as const),
+      ...(a.outcome === "already present" ? { reason: "already present" } : {}),
+    })),
+  ];
+  return appliedResult("init", data, plan, steps, { hints: config?.hints ?? [] });
 }

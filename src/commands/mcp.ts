@@ -1,0 +1,73 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+import { VERSION } from "../version.js";
+import { callTool, TOOLS } from "./mcp-tools.js";
+
+/**
+ * `berth mcp`: a stdio MCP server over the tools in mcp-tools.ts. Only this
+ * verb imports the MCP SDK and zod (cli.ts loads this module on demand), so
+ * every other verb starts as before. stdout carries the protocol alone: the
+ * verbs' own progress and stories go to stderr.
+ */
+
+const INSTRUCTIONS = [
+  "berth runs a fleet of git worktrees (berths), one per line of work.",
+  "Workflow: start (work in the path it returns), commit, gate, accept, then await landed.",
+  "Pass path (absolute) to act in a berth or repository other than the server's folder.",
+  "accept lands only with a grant; otherwise a person approves with the command it names.",
+  "No tool removes a berth: dropping, pruning and reclaiming stay a person's decision.",
+].join(" ");
+
+/** The `--json` envelope as an output schema: the shape every tool's structured content has. */
+const ENVELOPE = z.looseObject({
+  ok: z.boolean(),
+  verb: z.string(),
+  data: z.unknown(),
+  hints: z.array(z.string()),
+});
+
+export function buildMcpServer(): McpServer {
+  const server = new McpServer({ name: "berth", version: VERSION }, { instructions: INSTRUCTIONS });
+  for (const tool of TOOLS) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: ENVELOPE,
+        annotations: {
+          title: tool.title,
+          readOnlyHint: tool.readOnly,
+          destructiveHint: tool.destructive,
+          idempotentHint: tool.readOnly,
+          openWorldHint: false,
+        },
+      },
+      async (args: Record<string, unknown>) => {
+        const answer = await callTool(tool, args);
+        return {
+          content: [{ type: "text" as const, text: answer.text }],
+          structuredContent: answer.envelope,
+          isError: answer.isError,
+        };
+      },
+    );
+  }
+  return server;
+}
+
+/** Serves on stdin/stdout until the client closes stdin. */
+export async function serveMcp(): Promise<void> {
+  const server = buildMcpServer();
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.once("end", () => resolve());
+    process.stdin.once("close", () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  await server.close().catch(() => undefined);
+}

@@ -1,0 +1,59 @@
+import { isAbsolute } from "node:path";
+import { UserError } from "../../errors.js";
+
+/**
+ * The one place a harness hook's stdin JSON is read (spec section 12). Claude
+ * Code sends `WorktreeCreate` with the worktree's name (`worktree_name` in its
+ * documentation, `name` in some versions: both are accepted, `worktree_name`
+ * first), `WorktreeRemove` with `worktree_path`, and every event with `cwd`,
+ * the project folder the session runs in. Other fields (`session_id`,
+ * `transcript_path`, `hook_event_name`, `source`, ...) are ignored.
+ */
+
+export interface HookPayload {
+  /** The folder the harness runs in: berth finds the repository from here. null: berth's own cwd. */
+  cwd: string | null;
+  /** The worktree name (create). null: none given; berth picks a random id. */
+  name: string | null;
+  /** The worktree to remove (remove). */
+  worktreePath: string | null;
+}
+
+/** Parses the payload text; an empty stdin is an empty payload. */
+export function parseHookPayload(text: string, hook: string): HookPayload {
+  if (text.trim() === "") return { cwd: null, name: null, worktreePath: null };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw payloadError(hook, "stdin is not JSON");
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw payloadError(hook, "stdin is not a JSON object");
+  }
+  const r = raw as Record<string, unknown>;
+  return {
+    cwd: absolutePath(r.cwd, "cwd", hook),
+    name:
+      nonEmptyString(r.worktree_name, "worktree_name", hook) ??
+      nonEmptyString(r.name, "name", hook),
+    worktreePath: absolutePath(r.worktree_path, "worktree_path", hook),
+  };
+}
+
+function nonEmptyString(value: unknown, key: string, hook: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") throw payloadError(hook, `"${key}" is not a string`);
+  return value.trim() === "" ? null : value;
+}
+
+function absolutePath(value: unknown, key: string, hook: string): string | null {
+  const text = nonEmptyString(value, key, hook);
+  if (text === null) return null;
+  if (!isAbsolute(text)) throw payloadError(hook, `"${key}" is not an absolute path: ${text}`);
+  return text;
+}
+
+function payloadError(hook: string, why: string): UserError {
+  return new UserError("usage", `berth hook ${hook}: ${why}; nothing changed.`);
+}

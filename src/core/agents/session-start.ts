@@ -1,0 +1,42 @@
+import type { Context } from "../../context.js";
+import { type CommandLine, shellCommand } from "../../text.js";
+import { surveyFleet } from "../fleet/survey.js";
+import { openRepository } from "../repo/repository.js";
+
+/**
+ * Where a harness session starts (spec section 12, `berth hook session-start`):
+ * in a berth (then the hook runs its convergent setup), in the main checkout
+ * (then the agent is told to start a berth), or in a checkout berth did not
+ * make. Reads only.
+ */
+
+export type SessionPlace =
+  | { kind: "berth"; id: string; path: string; branch: string | null }
+  | { kind: "main"; path: string; trunk: string | null }
+  | { kind: "other"; path: string; branch: string | null };
+
+export async function readSessionPlace(ctx: Context): Promise<SessionPlace> {
+  const repo = await openRepository(ctx);
+  const survey = await surveyFleet(repo, { readStatusOf: () => false });
+  const here = survey.worktrees.find((w) => w.isCurrent);
+  const path = here?.entry.path ?? repo.location.toplevel ?? repo.mainPath;
+  if (here === undefined || here.isMain) {
+    return { kind: "main", path: repo.mainPath, trunk: survey.trunk.name };
+  }
+  if (here.marker === null) return { kind: "other", path, branch: here.entry.branch };
+  return {
+    kind: "berth",
+    id: here.marker.id,
+    path,
+    branch: here.entry.branch ?? here.marker.branch,
+  };
+}
+
+/** The agent's workflow in a berth, as the commands it runs (the same text the AGENTS.md section gives). */
+export function berthWorkflow(id: string): CommandLine[] {
+  return [
+    shellCommand(["berth", "gate"]),
+    shellCommand(["berth", "accept"]),
+    shellCommand(["berth", "await", "--landed", id]),
+  ];
+}

@@ -1,0 +1,159 @@
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BERTH_BIN, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+import { startWithCommit } from "./helpers/train.js";
+
+/** The CLI habits of issue 18: completion, examples in every --help, aliases, init --agents. */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+function berthOnPath(r: TestRepo): NodeJS.ProcessEnv {
+  const bin = join(r.dir.path, "bin");
+  mkdirSync(bin, { recursive: true });
+  const shim = join(bin, "berth");
+  writeFileSync(shim, `#!/bin/sh\nexec "${process.execPath}" "${BERTH_BIN}" "$@"\n`);
+  chmodSync(shim, 0o755);
+  return { ...r.env, PATH: `${bin}:${r.env.PATH ?? ""}` };
+}
+
+/** What bash completion offers for the words typed so far (the last one being completed). */
+function complete(r: TestRepo, words: string[]): string[] {
+  const quoted = words.map((w) => `'${w}'`).join(" ");
+  const script = `eval "$(berth completion bash)"; COMP_WORDS=(berth ${quoted}); COMP_CWORD=${words.length}; _berth; printf '%s\\n' "\${COMPREPLY[@]}"`;
+  const run = spawnSync("bash", ["--norc", "--noprofile", "-c", script], {
+    cwd: r.path,
+    env: berthOnPath(r),
+    encoding: "utf8",
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return run.stdout.split("\n").filter(Boolean).sort();
+}
+
+describe("berth completion", () => {
+  it("bash completes verbs, subcommands, flags and berth ids", async () => {
+    const r = makeRepo();
+    repo = r;
+    const a = await startWithCommit(r, "alpha");
+    expect(complete(r, ["wor"])).toEqual(["worktree"]);
+    expect(complete(r, ["st"])).toEqual(["start", "status"]);
+    expect(complete(r, ["worktree", "re"])).toEqual(["reclaim"]);
+    expect(complete(r, ["start", "--f"])).toEqual(["--from"]);
+    expect(complete(r, ["worktree", "drop", "--f"])).toEqual(["--force"]);
+    expect(complete(r, ["accept", "al"])).toEqual([a.id]);
+    expect(complete(r, ["await", "--green", ""])).toEqual([a.id]);
+    expect(complete(r, ["path", ""])).toContain(a.id);
+    // Hidden suggestions are not offered.
+    expect(complete(r, ["dr"])).toEqual([]);
+  });
+
+  it("zsh and fish scripts cover the same tree; an unknown shell is a usage error", async () => {
+    const r = makeRepo();
+    repo = r;
+    const zsh = await runBerth(["completion", "zsh"], { cwd: r.path, env: r.env });
+    expect(zsh.stdout).toContain("bashcompinit");
+    expect(zsh.stdout).toContain('"worktree reclaim"|"worktree reclaim "*');
+    const fish = await runBerth(["completion", "fish"], { cwd: r.path, env: r.env });
+    expect(fish.stdout).toMatch(/-n '__fish_use_subcommand' -a '[^']*\bworktree\b/);
+    expect(fish.stdout).toContain(
+      "-n '__fish_seen_subcommand_from worktree' -a 'setup teardown park drop prune reclaim'",
+    );
+    expect(fish.stdout).toContain("-n '__fish_seen_subcommand_from start' -l from");
+    const bad = await runBerth(["completion", "powershell"], { cwd: r.path, env: r.env });
+    expect(bad.code).toBe(2);
+  });
+});
+
+/** The verbs a --help lists under "Commands:". */
+function commandsIn(help: string): string[] {
+  const section = help.split("Commands:\n")[1]?.split("\n\n")[0] ?? "";
+  return section
+    .split("\n")
+    .map((line) => /^ {2}(\S+)/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined && name !== "help")
+    .map((name) => name.split("|")[0] as string);
+}
+
+describe("--help", () => {
+  it("every verb's --help ends with two or three examples", async () => {
+    const r = makeRepo();
+    repo = r;
+    const help = async (args: string[]) =>
+      (await runBerth([...args, "--help"], { cwd: r.path, env: r.env })).stdout;
+    const paths: string[][] = [];
+    for (const verb of commandsIn(await help([]))) {
+      paths.push([verb]);
+      for (const sub of commandsIn(await help([verb]))) paths.push([verb, sub]);
+    }
+    expect(paths).toContainEqual(["worktree", "reclaim"]);
+    expect(paths).toContainEqual(["hook", "claude-worktree-create"]);
+    expect(paths.length).toBeGreaterThan(20);
+    for (const path of paths) {
+      const text = await help(path);
+      const block = text.split("\nExamples:\n").at(-1) ?? "";
+      const lines = block.trimEnd().split("\n");
+      expect(text, path.join(" ")).toContain("\nExamples:\n");
+      expect(lines.length, path.join(" ")).toBeGreaterThanOrEqual(2);
+      expect(lines.length, path.join(" ")).toBeLessThanOrEqual(3);
+      for (const line of lines) expect(line, path.join(" ")).toMatch(/^ {2}\$ .*berth/);
+    }
+  });
+
+  it("ls and list are status", async () => {
+    const r = makeRepo();
+    repo = r;
+    for (const alias of ["ls", "list"]) {
+      const run = await runBerth([alias, "--json"], { cwd: r.path, env: r.env });
+      expect(run.code).toBe(0);
+      expect(run.json).toMatchObject({ ok: true, verb: "status" });
+      expect(run.json.data.worktrees).toHaveLength(1);
+    }
+  });
+
+  it("berth drop and berth prune point at berth worktree drop|prune, with the arguments typed", async () => {
+    const r = makeRepo();
+    repo = r;
+    const drop = await runBerth(["drop", "fix-login", "--force"], { cwd: r.path, env: r.env });
+    expect(drop.code).toBe(2);
+    expect(drop.stderr).toContain("berth worktree drop fix-login --force");
+    const prune = await runBerth(["prune", "--contained", "--json"], { cwd: r.path, env: r.env });
+    expect(prune.code).toBe(2);
+    expect(prune.json.error).toMatchObject({
+      code: "usage",
+      next: "berth worktree prune --contained --json",
+    });
+  });
+});
+
+describe("berth init --agents", () => {
+  it("writes berth.toml, creates AGENTS.md, appends to CLAUDE.md, and appends only once", async () => {
+    const r = makeRepo();
+    repo = r;
+    writeFileSync(join(r.path, "CLAUDE.md"), "# Notes for Claude\n");
+    const run = await runBerth(["init", "--agents", "--json"], { cwd: r.path, env: r.env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(join(r.path, "berth.toml"))).toBe(true);
+    const agents = readFileSync(join(r.path, "AGENTS.md"), "utf8");
+    expect(agents).toMatch(/^<!-- berth:agents -->\n## Working here with berth\n/);
+    for (const step of ["berth start", "berth gate", "berth accept", "berth await --landed"]) {
+      expect(agents).toContain(step);
+    }
+    const claude = readFileSync(join(r.path, "CLAUDE.md"), "utf8");
+    expect(claude.startsWith("# Notes for Claude\n\n<!-- berth:agents -->\n")).toBe(true);
+    expect(run.json.data.agents.map((a: { outcome: string }) => a.outcome)).toEqual([
+      "created",
+      "appended",
+    ]);
+
+    const again = await runBerth(["init", "--agents", "--json"], { cwd: r.path, env: r.env });
+    expect(again.code, again.stderr).toBe(0); // berth.toml kept, not refused
+    expect(again.json.data.agents.map((a: { outcome: string }) => a.outcome)).toEqual([
+      "already present",
+      "already present",
+    ]);
+    expect(readFileSync(join(r.path, "AGENTS.md"), "utf8")).toBe(agents);
+    expect(readFileSync(join(r.path, "CLAUDE.md"), "utf8")).toBe(claude);
+  });
+});
