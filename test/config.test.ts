@@ -20,6 +20,7 @@ const DEFAULTS: Omit<Config, "file"> = {
   },
   gate: { fail_fast: true, timeout_s: 600, checks: [] },
   logbook: { enabled: true },
+  remote: { name: null, publish_receipts: false },
 };
 
 let repo = "";
@@ -106,6 +107,10 @@ checks = [
 
 [logbook]
 enabled = false
+
+[remote]
+name = "origin"
+publish_receipts = true
 `);
     expect(config).toEqual({
       file: join(repo, "berth.toml"),
@@ -145,6 +150,7 @@ enabled = false
         ],
       },
       logbook: { enabled: false },
+      remote: { name: "origin", publish_receipts: true },
     });
   });
 
@@ -166,6 +172,12 @@ run = "npm run lint"
 });
 
 describe("loadConfig refusals", () => {
+  it("refuses a remote name git would not accept, naming remote.name", async () => {
+    const error = await refusal('[remote]\nname = "a b"\n');
+    expect(error.keyPath).toBe("remote.name");
+    expect(error.message).toContain("a git remote name");
+  });
+
   it("refuses a string port_span, naming the key path and what was found", async () => {
     const error = await refusal('[worktree]\nport_span = "x"\n');
     expect(error.keyPath).toBe("worktree.port_span");
@@ -184,7 +196,7 @@ describe("loadConfig refusals", () => {
     const error = await refusal("[logbok]\nenabled = true\n");
     expect(error.keyPath).toBe("logbok");
     expect(error.message).toContain(
-      'unknown key "logbok" (known keys: repository, worktree, gate, logbook)',
+      'unknown key "logbok" (known keys: repository, worktree, gate, logbook, remote)',
     );
   });
 

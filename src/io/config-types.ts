@@ -37,4 +37,6 @@ export interface Config {
   };
   gate: { fail_fast: boolean; timeout_s: number; checks: GateCheckConfig[] };
   logbook: { enabled: boolean };
+  /** Section 13: null name = no remote; nothing touches a network then. */
+  remote: { name: string | null; publish_receipts: boolean };
 }

@@ -274,6 +274,18 @@ const configSchema = table({
   worktree: v.optional(worktreeSchema, {}),
   gate: v.optional(gateSchema, {}),
   logbook: v.optional(table({ enabled: v.optional(boolean, true) }), {}),
+  remote: v.optional(
+    table({
+      name: v.optional(
+        checkedString('a git remote name (or "" for none)', (text) =>
+          text === "" ? null : refNameProblem(text),
+        ),
+        "",
+      ),
+      publish_receipts: v.optional(boolean, false),
+    }),
+    {},
+  ),
 });
 
 type ParsedConfig = v.InferOutput<typeof configSchema>;
@@ -300,7 +312,7 @@ export function formatKeyPath(path: readonly { key: unknown }[]): string | undef
 }
 
 function toConfig(file: string | null, parsed: ParsedConfig): Config {
-  const { repository, worktree, gate, logbook } = parsed;
+  const { repository, worktree, gate, logbook, remote } = parsed;
   const resources: ResourceConfig[] = Object.entries(worktree.resources).map(
     ([name, resource]) => ({ name, ...resource }),
   );
@@ -314,6 +326,10 @@ function toConfig(file: string | null, parsed: ParsedConfig): Config {
     worktree: { ...worktree, setup: { ...worktree.setup }, resources },
     gate: { ...gate, checks },
     logbook: { ...logbook },
+    remote: {
+      name: remote.name === "" ? null : remote.name,
+      publish_receipts: remote.publish_receipts,
+    },
   };
 }
 

@@ -65,7 +65,8 @@ function stateLabel(row: StatusRow, c: Colors): string {
         ? c.cyan(`contained in ${row.contained.container} (+${row.contained.container_ahead})`)
         : "contained";
     case "landed":
-      return c.green("landed");
+    case "integrated":
+      return c.green(row.state);
     case "broken":
     case "unreadable":
     case "prunable":

@@ -11,6 +11,11 @@ export interface Ancestry {
   isAncestor(ancestor: string, descendant: string): boolean;
   /** Commits reachable from `from` and not from `not`. */
   countExclusive(from: string, not: string): number;
+  /**
+   * The first commit on `tip`'s first-parent line that `trunkTip` reaches
+   * (where the branch forked), or null when the graph cannot tell.
+   */
+  forkPoint(tip: string, trunkTip: string): string | null;
 }
 
 export async function readAncestry(cwd: string, roots: readonly string[]): Promise<Ancestry> {
@@ -25,17 +30,20 @@ function singleCommitAncestry(): Ancestry {
   return {
     isAncestor: (a, b) => a === b,
     countExclusive: () => 0,
+    forkPoint: (tip, trunkTip) => (tip === trunkTip ? tip : null),
   };
 }
 
 class GraphAncestry implements Ancestry {
   private readonly index = new Map<string, number>();
   private readonly parents: number[][] = [];
+  private readonly firstParents: (string | undefined)[] = [];
   private readonly reach = new Map<string, Uint32Array>();
 
   constructor(graph: Map<string, string[]>) {
     for (const commit of graph.keys()) this.index.set(commit, this.index.size);
     for (const parentList of graph.values()) {
+      this.firstParents.push(parentList[0]);
       // Parents outside the graph are at or below the common base: reachable from every root.
       this.parents.push(parentList.flatMap((p) => this.index.get(p) ?? []));
     }
@@ -57,6 +65,17 @@ class GraphAncestry implements Ancestry {
       count += popcount((fromSet[i] ?? 0) & ~(notSet[i] ?? 0));
     }
     return count;
+  }
+
+  forkPoint(tip: string, trunkTip: string): string | null {
+    let id: string | undefined = tip;
+    while (id !== undefined) {
+      const at = this.index.get(id);
+      // Outside the graph is at or below the common base, which the trunk reaches.
+      if (at === undefined || this.isAncestor(id, trunkTip)) return id;
+      id = this.firstParents[at];
+    }
+    return null;
   }
 
   /** Commits (inside the graph) reachable from `commit`, as a bitset; memoised per root. */

@@ -21,6 +21,7 @@ export type WorktreeState =
   | "main"
   | "active"
   | "landed"
+  | "integrated"
   | "contained"
   | "detached"
   | "broken"
@@ -221,6 +222,8 @@ export function classifyState(
   // Its ready marker still names its branch: await and accept find it by id and path.
   if (w.marker !== null && w.entry.detached) return "detached";
   if (w.landed) return "landed";
+  // Landed class too: its work is in the trunk, its commits are not (spec section 13).
+  if (w.integrated) return "integrated";
   if (contained) return "contained";
   if (isBroken(w, survey)) return "broken";
   return "active";
