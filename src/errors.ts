@@ -19,6 +19,8 @@ export type ErrorCode =
   | "teardown_failed"
   | "partial"
   | "locked"
+  /** The `[remote]` could not be reached or refused to serve (spec section 13). */
+  | "remote_failed"
   /** Not in the spec's list: a bug or a git failure berth did not foresee (docs/decisions/0002). */
   | "internal";
 
