@@ -165,6 +165,7 @@ export function buildProgram(): Command {
       "give up after this long, exit 124 with a resume handle (default 3300; 0 checks once)",
     )
     .option("--resume <handle>", "continue a wait that timed out, with the same pins (data.resume)")
+    .option("--remote", "answer from [remote]: fetch the branch, the trunk and the receipt notes")
     .action((opts) =>
       execute(
         "await",

@@ -69,6 +69,9 @@ const REF_WRITERS: Record<string, string[]> = {
   "core/landing/trunk-move.ts": ["moveRef", "pushWithLease"],
   // A landing note on the landed commit (refs/notes/berth-landings): appended, never removed.
   "core/landing/landings.ts": ["appendNote"],
+  // Receipt notes (refs/notes/berth): appended, merged with another machine's (cat_sort_uniq),
+  // pushed with a lease; readNote only reads (the guard counts every `git notes` call).
+  "core/landing/receipt-notes.ts": ["appendNote", "mergeNotes", "pushNotesWithLease", "readNote"],
   // update merges into the berth's own branch.
   "core/landing/update.ts": ["mergeCommit"],
   // THE branch delete (accept, drop, prune), by compare-and-swap.

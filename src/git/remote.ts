@@ -101,3 +101,25 @@ export async function fetchRefspecs(
     return { fate: "unreachable", message: lastLine(error.stderr) || error.message };
   }
 }
+
+/** The tips of these full ref names on `remote` (absent refs are missing from the map), or why it could not be asked. */
+export async function lsRemote(
+  cwd: string,
+  remote: string,
+  refs: readonly string[],
+): Promise<
+  { fate: "listed"; tips: Map<string, string> } | { fate: "unreachable"; message: string }
+> {
+  try {
+    const { stdout } = await runGit(["ls-remote", "--end-of-options", remote, ...refs], { cwd });
+    const tips = new Map<string, string>();
+    for (const line of stdout.split("\n")) {
+      const [oid, name] = line.split("\t");
+      if (oid && name && refs.includes(name)) tips.set(name, oid);
+    }
+    return { fate: "listed", tips };
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { fate: "unreachable", message: lastLine(error.stderr) || error.message };
+  }
+}
