@@ -116,6 +116,7 @@ export function buildProgram(): Command {
   common(program.command("status").description("survey the fleet (or, inside a berth, that berth)"))
     .option("--local", "only the checkout you are in")
     .option("--all", "the whole fleet, even from inside a berth")
+    .option("--remote", "also berth branches on [remote] with no checkout here (fetches)")
     .action((opts) =>
       execute("status", opts, async (ctx) =>
         (await import("./commands/status.js")).statusCommand(ctx, opts),

@@ -54,6 +54,22 @@ describe("receipts published as notes", () => {
     expect(after.code, after.stdout + after.stderr).toBe(0);
     expect(after.json.data).toMatchObject({ met: true, met_by: "receipt", tip: x.tip });
 
+    // status --remote in clone two: the branch with no checkout there, green by its note;
+    // an ungated one pushed from clone one is listed without.
+    const y = await startWithCommit(m, m.one, "y");
+    m.one.git(["push", "-q", "origin", y.branch], y.path);
+    const status = await m.berth(["status", "--remote", "--json"], m.two.path);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    expect(status.json.data.remote_refs).toEqual(
+      [
+        { branch: x.branch, tip: x.tip, green: true },
+        { branch: y.branch, tip: y.tip, green: false },
+      ].sort((p, q) => p.branch.localeCompare(q.branch)),
+    );
+    // Clone one holds both checkouts: nothing to add there.
+    const own = await m.berth(["status", "--remote", "--json"]);
+    expect(own.json.data.remote_refs).toEqual([]);
+
     // A newer tip is not satisfied by the note for the older tree.
     m.one.write("more.txt", "more\n", x.path);
     const newer = m.one.commit("more", x.path);

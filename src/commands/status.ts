@@ -5,7 +5,7 @@ import type { CommandOutcome } from "./outcome.js";
 
 export async function statusCommand(
   ctx: Context,
-  options: { local?: boolean; all?: boolean },
+  options: { local?: boolean; all?: boolean; remote?: boolean },
 ): Promise<CommandOutcome> {
   const result = await readStatus(ctx, options);
   return {

@@ -1,4 +1,5 @@
 import type { Context } from "../../context.js";
+import { UserError } from "../../errors.js";
 import {
   type OperationInProgress,
   type OperationKind,
@@ -15,6 +16,7 @@ import type { FleetActivity } from "./activity.js";
 import type { ContainmentEvidence, KeptRef } from "./containment.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
+import { type RemoteBerth, readRemoteBerths } from "./remote-berths.js";
 import type { FleetSurvey, WorktreeFacts } from "./survey.js";
 
 export type WorktreeState =
@@ -70,6 +72,8 @@ export interface StatusData {
   refs: KeptRef[];
   /** Landings of the last 24 hours per the landing log, newest first. */
   landings: RecentLanding[];
+  /** With --remote only: berth branches on the [remote] no local checkout holds. */
+  remote_refs?: RemoteBerth[];
 }
 
 export interface StatusOptions {
@@ -77,6 +81,8 @@ export interface StatusOptions {
   local?: boolean;
   /** The whole fleet, even from inside a berth. */
   all?: boolean;
+  /** Also the berth branches on the [remote] (fetches; spec section 13). */
+  remote?: boolean;
 }
 
 /** Pure observation: reads git and files, writes nothing. */
@@ -97,6 +103,10 @@ export async function readStatus(
     receipts: true,
   });
   const landings = await landingsRead;
+  const checkedOut = new Set(
+    survey.worktrees.flatMap((w) => (w.entry.branch ? [w.entry.branch] : [])),
+  );
+  const remoteRefs = options.remote === true ? await remoteBerths(repo, checkedOut) : null;
   const rows = inScope.map((w) => {
     const verdict = containment.worktrees.get(w.entry.path);
     const evidence = verdict?.contained ? verdict.evidence : null;
@@ -123,9 +133,23 @@ export async function readStatus(
       worktrees: rows,
       refs: scope === "fleet" ? containment.refs.filter((r) => !rebasing.has(r.branch)) : [],
       landings,
+      ...(remoteRefs === null ? {} : { remote_refs: remoteRefs }),
     },
     hints,
   };
+}
+
+/** --remote: needs [remote].name; a fleet without one never touches the network. */
+async function remoteBerths(
+  repo: Awaited<ReturnType<typeof openRepository>>,
+  checkedOut: Set<string>,
+): Promise<RemoteBerth[]> {
+  if (repo.config.remote.name === null) {
+    throw new UserError("precondition_failed", "--remote needs [remote].name in berth.toml.", {
+      next: shellCommand(["berth", "status"]),
+    });
+  }
+  return readRemoteBerths(repo, checkedOut);
 }
 
 function missingTrunkHint(trunk: Trunk): string {
