@@ -103,4 +103,22 @@ describe("receipts published as notes", () => {
     for (const tip of [a.tip, b.tip, c.tip])
       expect(JSON.parse(notesOnRemote(m, tip)).commit).toBe(tip);
   });
+
+  it("a landing note answers await --landed --remote for a branch accept deleted", async () => {
+    const m = makeTwoMachines(CONFIG);
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+    const accept = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(accept.code, accept.stdout + accept.stderr).toBe(0);
+    // Gone everywhere but the landing note: deleted on the remote as a forge would.
+    m.one.git(["push", "-q", "origin", "--delete", x.branch]);
+    const landed = await m.berth(
+      ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
+      m.two.path,
+    );
+    expect(landed.code, landed.stdout + landed.stderr).toBe(0);
+    expect(landed.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
+    expect(landed.json.data.landing).toMatchObject({ branch: x.branch, tip: x.tip });
+  });
 });

@@ -14,7 +14,7 @@ import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { refusal, updateThenAccept } from "./accept-subject.js";
 import { applyGate, planGate } from "./gate.js";
 import { gateData, gateError } from "./gate-report.js";
-import { recordLanding, recordUnfinishedLanding } from "./landings.js";
+import { recordLandingFor, recordUnfinishedLanding } from "./landings.js";
 import {
   finishFollow,
   followAndRecord,
@@ -190,7 +190,7 @@ async function landUnderLock(
   } finally {
     // History, once per landing, after the main checkout's files caught up: it can never fail the landing.
     hints.push(
-      ...(await recordLanding(repo.location.commonDir, main, {
+      ...(await recordLandingFor(repo, main, {
         version: 1,
         id: data.id,
         branch: data.branch,

@@ -54,16 +54,11 @@ export async function publishReceipt(repo: Repository, receipt: Receipt): Promis
   );
   if (note.fate !== "written")
     return `not published: the note could not be written (${note.message})`;
-  return publishNotes(repo, remote, RECEIPT_NOTES);
+  return publishNotes(cwd, remote, RECEIPT_NOTES);
 }
 
 /** Steps 1-4 of the module header for `refs/notes/<name>`. */
-export async function publishNotes(
-  repo: Repository,
-  remote: string,
-  name: string,
-): Promise<string> {
-  const cwd = repo.location.cwd;
+export async function publishNotes(cwd: string, remote: string, name: string): Promise<string> {
   const ref = `refs/notes/${name}`;
   const tracking = remoteNotesRef(remote, name);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
