@@ -48,6 +48,7 @@ const REFUSAL_CODES: ReadonlySet<ErrorCode> = new Set([
   "confirmation_required",
   "moved",
   "locked",
+  "remote_failed",
 ]);
 
 /**
