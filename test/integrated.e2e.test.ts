@@ -121,4 +121,37 @@ describe("integrated without a remote", () => {
     const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
     expect(rowOf(status.json, z.id)?.state).toBe("active");
   });
+
+  it("an integrated branch with no checkout leaves status refs and is pruned behind a recovery ref", async () => {
+    local = makeRepo({ config: "[logbook]\nenabled = false\n" });
+    const r = local;
+    const start = await runBerth(["start", "k", "--json"], { cwd: r.path, env: r.env });
+    const k = start.json.data as { id: string; path: string; branch: string };
+    r.write("k.txt", "k\n", k.path);
+    const tip = r.commit("k", k.path);
+    // Its checkout goes (the branch stays), then the work is squash-merged.
+    r.git(["worktree", "remove", k.path]);
+    const kept = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+    expect(kept.json.data.refs.map((x: { branch: string }) => x.branch)).toEqual([k.branch]);
+    r.git(["merge", "-q", "--squash", k.branch]);
+    r.commit("k (squashed)");
+
+    const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+    expect(status.json.data.refs).toEqual([]);
+    const dry = await runBerth(["worktree", "prune", "--dry-run", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(dry.json.data.sections.landed).toEqual([
+      { kind: "branch", branch: k.branch, tip, integrated: true },
+    ]);
+    const apply = await runBerth(["worktree", "prune", "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(apply.code, apply.stdout).toBe(0);
+    expect(r.git(["branch", "--list", k.branch])).toBe("");
+    const recovery = r.git(["for-each-ref", "--format=%(objectname)", "refs/berth/recovery"]);
+    expect(recovery).toBe(tip);
+  });
 });

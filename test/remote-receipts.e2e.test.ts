@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
+import { runBerth } from "./helpers/repo.js";
 
 /**
  * Receipts across machines (spec section 13, docs/decisions/0053, 0054): a
@@ -121,4 +122,23 @@ describe("receipts published as notes", () => {
     expect(landed.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
     expect(landed.json.data.landing).toMatchObject({ branch: x.branch, tip: x.tip });
   });
+
+  it("a wait from clone two polls the remote until clone one's gate publishes", async () => {
+    const m = makeTwoMachines(CONFIG);
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+    const waiting = runBerth(
+      ["await", "--green", x.branch, "--remote", "--timeout", "40", "--json"],
+      { cwd: m.two.path, env: m.two.env },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const gate = await m.berth(["gate", "--json"], x.path);
+    expect(gate.code).toBe(0);
+    const answer = await waiting;
+    expect(answer.code, answer.stdout + answer.stderr).toBe(0);
+    expect(answer.json.data).toMatchObject({ met: true, met_by: "receipt", tip: x.tip });
+    // The first look found nothing; the answer came from a later one, at least 5 s on.
+    expect(answer.json.data.waited_ms).toBeGreaterThanOrEqual(5000);
+  }, 60_000);
 });
