@@ -83,6 +83,16 @@ describe("accept with [remote].name", () => {
     expect(update.code).toBe(1);
     expect(update.json.error.code).toBe("remote_failed");
     expect(tipOf(m.one, "HEAD", x.path)).toBe(x.tip);
+
+    for (const args of [
+      ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
+      ["status", "--remote", "--json"],
+    ]) {
+      const run = await m.berth(args);
+      expect(run.code, args.join(" ")).toBe(1);
+      expect(run.json.error.code).toBe("remote_failed");
+      expect(run.json.error.message).toContain("origin");
+    }
   });
 });
 
