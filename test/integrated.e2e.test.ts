@@ -100,6 +100,14 @@ describe("integrated without a remote", () => {
     expect(landed.code).toBe(0);
     expect(landed.json.data).toMatchObject({ met: true });
 
+    // accept refuses: landing it would put its commits on the trunk a second time.
+    const trunkBefore = r.git(["rev-parse", "main"]);
+    const accept = await runBerth(["accept", y.id, "--yes", "--json"], { cwd: r.path, env });
+    expect(accept.code).toBe(1);
+    expect(accept.json.error.code).toBe("precondition_failed");
+    expect(accept.json.error.message).toContain("integrated");
+    expect(r.git(["rev-parse", "main"])).toBe(trunkBefore);
+
     // drop is not prune: integrated work still needs --force there, and the branch is untouched.
     const remove = await runBerth(["worktree", "drop", y.id, "--yes", "--json"], {
       cwd: r.path,
