@@ -159,7 +159,7 @@ describe("berth desk in a real terminal", () => {
     // r: the exact command and what is kept and destroyed; Enter answers No.
     term.keys("r");
     const confirm = await term.waitFor("the reclaim confirmation", (s) => s.includes("[y/N]"));
-    expect(confirm).toContain("$ berth worktree prune --contained --yes");
+    expect(confirm).toContain(`$ berth worktree reclaim ${a.id} --yes`);
     expect(confirm).toContain(`keeps:     the branch refs ${a.branch}`);
     expect(confirm).toContain("destroys:  their checkouts and per-berth state, the gate receipt");
     expect(confirm).toContain(`Reclaim ${a.id} (branch ${a.branch} is kept)? [y/N]`);
@@ -183,10 +183,10 @@ describe("berth desk in a real terminal", () => {
     await term.waitFor("the kept ref", (s) => /kept refs \(1\)\n.*inside/.test(s));
     expect(term.screen()).toContain(`${a.branch} (+1) at`);
 
-    // Logged like the CLI: one declined and one applied `worktree prune`.
+    // Logged like the CLI: one declined and one applied `worktree reclaim`.
     const finishes = logbookLines(r.path)
       .map((line) => JSON.parse(line))
-      .filter((e) => e.event === "finish" && e.verb === "worktree prune");
+      .filter((e) => e.event === "finish" && e.verb === "worktree reclaim");
     expect(finishes.map((e) => [e.outcome, e.error_code])).toEqual([
       ["refused", "confirmation_required"],
       ["ok", null],

@@ -283,7 +283,9 @@ describe("overlaps", () => {
         data,
         statuses: calls.filter((args) => sub(args) === "status").length,
         logs: calls.filter((args) => sub(args) === "log").length,
-        others: calls.filter((args) => sub(args) !== "status").length,
+        // Issue 19's integrated rule asks one merge-tree per unclassified berth with work; the rest is fixed.
+        mergeTrees: calls.filter((args) => sub(args) === "merge-tree").length,
+        others: calls.filter((args) => sub(args) !== "status" && sub(args) !== "merge-tree").length,
       };
     };
 
@@ -303,6 +305,7 @@ describe("overlaps", () => {
     expect(large.statuses).toBe(8);
     expect(large.logs).toBe(1);
     expect(large.others).toBe(small.others);
+    expect(large.mergeTrees).toBeLessThanOrEqual(large.statuses);
     expect(large.data.overlaps).toEqual([
       {
         berths: [a2.id, b.id, d.id],
