@@ -119,6 +119,7 @@ function survey(ancestry) {
     ahead: 0,
     behind: 0,
     landed: false,
+    integrated: false,
   };
   const worktrees = [main];
   fleet.rows.forEach((row, i) => {
@@ -142,10 +143,21 @@ function survey(ancestry) {
       ahead: ancestry.countExclusive(row.head, fleet.trunk),
       behind: ancestry.countExclusive(fleet.trunk, row.head),
       landed: isLanded(row.head, marker, row.branch, trunk, ancestry),
+      integrated: false,
     });
   });
   const repo = { config: { repository: { branch_prefix: "berth/" } } };
-  return { repo, trunk, branches: fleet.branches, worktrees, ancestry };
+  return {
+    repo,
+    trunk,
+    branches: fleet.branches,
+    worktrees,
+    ancestry,
+    // No remote and no squash merges in a synthetic fleet (issue 19).
+    integration: null,
+    integratedBranches: new Set(),
+    remoteBranches: new Map(),
+  };
 }
 
 function entry(path, head, branch) {
