@@ -29,7 +29,6 @@ const DEFAULTS: Omit<Config, "file"> = {
   gate: { fail_fast: true, timeout_s: 600, checks: [] },
   logbook: { enabled: true },
   acceptance: { pre_authorized: false },
-  remote: { name: null, publish_receipts: false },
 };
 
 let repo = "";
@@ -119,7 +118,6 @@ describe("loadConfig with a full file", () => {
       },
       logbook: { enabled: false },
       acceptance: { pre_authorized: false },
-      remote: { name: "origin", publish_receipts: true },
     });
   });
 
@@ -137,12 +135,6 @@ describe("loadConfig with a full file", () => {
 });
 
 describe("loadConfig refusals", () => {
-  it("refuses a remote name git would not accept, naming remote.name", async () => {
-    const error = await refusal('[remote]\nname = "a b"\n');
-    expect(error.keyPath).toBe("remote.name");
-    expect(error.message).toContain("a git remote name");
-  });
-
   it("refuses a string port_span, naming the key path and what was found", async () => {
     const error = await refusal(INVALID["port_span is a string"]);
     expect(error.keyPath).toBe("worktree.port_span");
@@ -161,7 +153,7 @@ describe("loadConfig refusals", () => {
     const error = await refusal(INVALID["an unknown top-level section"]);
     expect(error.keyPath).toBe("logbok");
     expect(error.message).toContain(
-      'unknown key "logbok" (known keys: repository, worktree, gate, logbook, acceptance, remote)',
+      'unknown key "logbok" (known keys: repository, worktree, gate, logbook, acceptance)',
     );
   });
 

@@ -39,7 +39,6 @@ import {
   requireTrunk,
 } from "../repo/checkout.js";
 import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
-import { fetchRemoteTrunk } from "../repo/remote.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk, type Trunk } from "../repo/trunk.js";
 import { untrackedFilesInTheWay } from "./files-in-the-way.js";
@@ -126,15 +125,7 @@ export async function runUpdate(
       { next: shellCommand(["berth", "status"]) },
     );
   }
-  // With a [remote], its trunk is the trunk: fetched first, merged when it is ahead of ours.
-  const remoteTrunk =
-    options.from === undefined && trunk.name !== null
-      ? await fetchRemoteTrunk(repo, trunk.name, trunk.tip, "nothing was merged")
-      : null;
-  const source =
-    remoteTrunk === null
-      ? await chooseSource(repo, path, refs, trunk, options.from)
-      : { name: remoteTrunk.ref.slice(13), ref: remoteTrunk.ref, commit: remoteTrunk.tip };
+  const source = await chooseSource(repo, path, refs, trunk, options.from);
   const branch = head.branch;
   const headBefore = head.commit;
 

@@ -50,7 +50,6 @@ const REFUSAL_CODES: ReadonlySet<ErrorCode> = new Set([
   "moved",
   "locked",
   "awaiting_approval",
-  "remote_failed",
 ]);
 
 /**
