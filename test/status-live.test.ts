@@ -35,14 +35,19 @@ function fakeTerminal(rows = 40) {
   return { stream, writes };
 }
 
-/** A real git, slowed for `status` only, so the skeleton is surely drawn before any status is in. */
+/**
+ * A real git, slowed for `status` only, so the skeleton is surely drawn before
+ * any berth's status is in: one more second per berth, so arrivals are far more
+ * than a frame apart and each one is drawn, however loaded the machine.
+ */
 function slowStatusGit(dir: string): string {
   const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
   const bin = join(dir, "slow-bin");
   mkdirSync(bin, { recursive: true });
+  const delays = `case "$PWD $*" in *gamma*) sleep 3;; *beta*) sleep 2;; *alpha*) sleep 1;; esac`;
   writeFileSync(
     join(bin, "git"),
-    `#!/bin/sh\ncase " $* " in *" status "*) sleep 1;; esac\nexec '${realGit}' "$@"\n`,
+    `#!/bin/sh\ncase " $* " in *" status "*) ${delays};; esac\nexec '${realGit}' "$@"\n`,
   );
   chmodSync(join(bin, "git"), 0o755);
   return `${bin}:${process.env.PATH ?? ""}`;
