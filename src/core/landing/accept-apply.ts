@@ -8,7 +8,7 @@ import { readReceipt } from "../../io/receipt-file.js";
 import { deleteLandingRecord, writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { StepOutcome, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand, shortOid } from "../../text.js";
-import { deleteBranch } from "../lifecycle/branch-deletion.js";
+import { deleteBranch, deletionStep } from "../lifecycle/branch-deletion.js";
 import { youWereInside } from "../lifecycle/removal-facts.js";
 import { applyTeardown } from "../lifecycle/teardown.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
@@ -232,36 +232,15 @@ async function tearDownAndDelete(
   const branch = data.delete_branch;
   if (branch === null || tip === null || data.landing.branch_deleted) return null;
   const fate = await deleteBranch(repo.mainPath, repo.location.commonDir, branch, tip);
+  steps.push(deletionStep(branch, fate));
   switch (fate.fate) {
     case "deleted":
+    case "absent": // someone deleted it already: nothing is left to do for it
       data.landing.branch_deleted = true;
-      steps.push({ step: "delete branch", target: branch, outcome: "done" });
-      return null;
-    case "absent":
-      // Someone deleted it already: nothing is left to do for it.
-      data.landing.branch_deleted = true;
-      steps.push({
-        step: "delete branch",
-        target: branch,
-        outcome: "skipped",
-        reason: "already gone",
-      });
       return null;
     case "raced":
-      steps.push({
-        step: "delete branch",
-        target: branch,
-        outcome: "failed",
-        reason: `it moved to ${shortOid(fate.now)}`,
-      });
       return `branch ${branch} was not deleted: it moved from ${shortOid(tip)} to ${shortOid(fate.now)} since the landing`;
     case "failed":
-      steps.push({
-        step: "delete branch",
-        target: branch,
-        outcome: "failed",
-        reason: fate.message,
-      });
       return `branch ${branch} was not deleted: ${fate.message}`;
   }
 }

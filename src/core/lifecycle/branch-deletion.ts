@@ -1,6 +1,8 @@
 import { deleteRef, resolveCommit } from "../../git/refs.js";
 import { deleteBranchRecord } from "../../io/branch-records.js";
 import type { ReadyMarker } from "../../io/ready-marker.js";
+import type { StepOutcome } from "../../result.js";
+import { shortOid } from "../../text.js";
 import type { WorktreeFacts } from "../fleet/survey.js";
 
 /**
@@ -154,5 +156,25 @@ export async function deleteBranch(
     }
     if (now !== undefined && now !== tip) return { fate: "raced", now };
     return { fate: "failed", message };
+  }
+}
+
+/** The step a deletion's fate records: the same words whichever verb deleted. */
+export function deletionStep(branch: string, fate: BranchFate): StepOutcome {
+  const step = "delete branch";
+  switch (fate.fate) {
+    case "deleted":
+      return { step, target: branch, outcome: "done" };
+    case "absent":
+      return { step, target: branch, outcome: "skipped", reason: "already gone" };
+    case "raced":
+      return {
+        step,
+        target: branch,
+        outcome: "failed",
+        reason: `it moved to ${shortOid(fate.now)}`,
+      };
+    case "failed":
+      return { step, target: branch, outcome: "failed", reason: fate.message };
   }
 }

@@ -18,6 +18,7 @@ import {
   branchVerdict,
   checkedOutElsewhere,
   deleteBranch,
+  deletionStep,
   keptBranchHint,
   madeByBerth,
 } from "./branch-deletion.js";
@@ -343,26 +344,14 @@ function recordBranchFate(
   branch: string,
   fate: BranchFate,
 ): void {
+  steps.push(deletionStep(branch, fate));
   switch (fate.fate) {
     case "deleted":
       data.branch_deleted = true;
-      steps.push({ step: "delete branch", target: branch, outcome: "done" });
       return;
     case "absent":
-      steps.push({
-        step: "delete branch",
-        target: branch,
-        outcome: "skipped",
-        reason: "already gone",
-      });
       return;
     case "raced":
-      steps.push({
-        step: "delete branch",
-        target: branch,
-        outcome: "failed",
-        reason: `it moved to ${shortOid(fate.now)}`,
-      });
       throw new UserError(
         "moved",
         `${data.id} was torn down, but branch ${branch} moved since the plan and was kept (look at its log, then git branch -d it).`,
@@ -373,18 +362,11 @@ function recordBranchFate(
         },
       );
     case "failed":
-      steps.push({
-        step: "delete branch",
-        target: branch,
-        outcome: "failed",
-        reason: fate.message,
-      });
       throw new UserError(
         "partial",
         `${data.id} was torn down, but git could not delete branch ${branch}: ${fate.message} (delete it once what git reports is fixed)`,
         {
           next: shellCommand(["git", "branch", "-d", branch]),
-
           data,
           nothingChanged: false,
         },
