@@ -21,6 +21,8 @@ export type ErrorCode =
   | "locked"
   /** An agent's accept, waiting for a person's approval or a grant (spec section 11). */
   | "awaiting_approval"
+  /** The `[remote]` could not be reached or refused to serve (spec section 13). */
+  | "remote_failed"
   /** Not in the spec's list: a bug or a git failure berth did not foresee (docs/decisions/0002). */
   | "internal";
 

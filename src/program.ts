@@ -126,6 +126,7 @@ export function buildProgram(execute: VerbExecutor, exit: ProcessExit = NO_EXIT)
   )
     .option("--local", "only the checkout you are in")
     .option("--all", "the whole fleet, even from inside a berth")
+    .option("--remote", "also berth branches on [remote] with no checkout here (fetches)")
     .action((opts) =>
       execute("status", opts, async (ctx) =>
         (await import("./commands/status.js")).statusCommand(ctx, opts),
@@ -175,6 +176,7 @@ export function buildProgram(execute: VerbExecutor, exit: ProcessExit = NO_EXIT)
       "give up after this long, exit 124 with a resume handle (default 3300; 0 checks once)",
     )
     .option("--resume <handle>", "continue a wait that timed out, with the same pins (data.resume)")
+    .option("--remote", "answer from [remote]: fetch the branch, the trunk and the receipt notes")
     .action((opts) =>
       execute(
         "await",

@@ -64,10 +64,14 @@ function refMutators(): Map<string, string[]> {
 
 /** The only modules allowed to move or delete refs, and what each may call. */
 const REF_WRITERS: Record<string, string[]> = {
-  // The trunk moves only here: a compare-and-swap to the proved commit.
-  "core/landing/accept-apply.ts": ["moveRef"],
+  // The trunk moves only here: a compare-and-swap to the proved commit, and with a [remote]
+  // a push with lease of exactly that commit first (the one trunk move; accept and the queue call it).
+  "core/landing/trunk-move.ts": ["moveRef", "pushWithLease"],
   // A landing note on the landed commit (refs/notes/berth-landings): appended, never removed.
   "core/landing/landings.ts": ["appendNote"],
+  // Receipt notes (refs/notes/berth): appended, merged with another machine's (cat_sort_uniq),
+  // pushed with a lease; readNote only reads (the guard counts every `git notes` call).
+  "core/landing/receipt-notes.ts": ["appendNote", "mergeNotes", "pushNotesWithLease", "readNote"],
   // update merges into the berth's own branch.
   "core/landing/update.ts": ["mergeCommit"],
   // THE branch delete (accept, drop, prune), by compare-and-swap.

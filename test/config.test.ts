@@ -29,6 +29,7 @@ const DEFAULTS: Omit<Config, "file"> = {
   gate: { fail_fast: true, timeout_s: 600, checks: [] },
   logbook: { enabled: true },
   acceptance: { pre_authorized: false },
+  remote: { name: null, publish_receipts: false },
 };
 
 let repo = "";
@@ -118,6 +119,7 @@ describe("loadConfig with a full file", () => {
       },
       logbook: { enabled: false },
       acceptance: { pre_authorized: false },
+      remote: { name: "origin", publish_receipts: true },
     });
   });
 
@@ -135,6 +137,12 @@ describe("loadConfig with a full file", () => {
 });
 
 describe("loadConfig refusals", () => {
+  it("refuses a remote name git would not accept, naming remote.name", async () => {
+    const error = await refusal('[remote]\nname = "a b"\n');
+    expect(error.keyPath).toBe("remote.name");
+    expect(error.message).toContain("a git remote name");
+  });
+
   it("refuses a string port_span, naming the key path and what was found", async () => {
     const error = await refusal(INVALID["port_span is a string"]);
     expect(error.keyPath).toBe("worktree.port_span");
@@ -153,7 +161,7 @@ describe("loadConfig refusals", () => {
     const error = await refusal(INVALID["an unknown top-level section"]);
     expect(error.keyPath).toBe("logbok");
     expect(error.message).toContain(
-      'unknown key "logbok" (known keys: repository, worktree, gate, logbook, acceptance)',
+      'unknown key "logbok" (known keys: repository, worktree, gate, logbook, acceptance, remote)',
     );
   });
 

@@ -78,11 +78,17 @@ describe("parseStatusPorcelainV2", () => {
 
 describe("parseRefs", () => {
   it("reads refs, symrefs and peeled tags", () => {
-    const out = `refs/heads/main\0${A}\0\0\nrefs/remotes/origin/HEAD\0${A}\0refs/remotes/origin/main\0\nrefs/tags/v1\0${B}\0\0${A}\n`;
+    const out = `refs/heads/main\0${A}\0\0\0${B}\nrefs/remotes/origin/HEAD\0${A}\0refs/remotes/origin/main\0\nrefs/tags/v1\0${B}\0\0${A}\n`;
     expect(parseRefs(out)).toEqual([
-      { ref: "refs/heads/main", oid: A, symref: null, peeled: null },
-      { ref: "refs/remotes/origin/HEAD", oid: A, symref: "refs/remotes/origin/main", peeled: null },
-      { ref: "refs/tags/v1", oid: B, symref: null, peeled: A },
+      { ref: "refs/heads/main", oid: A, symref: null, peeled: null, tree: B },
+      {
+        ref: "refs/remotes/origin/HEAD",
+        oid: A,
+        symref: "refs/remotes/origin/main",
+        peeled: null,
+        tree: null,
+      },
+      { ref: "refs/tags/v1", oid: B, symref: null, peeled: A, tree: null },
     ]);
   });
 });

@@ -258,8 +258,8 @@ describe("the landed and stale sections", () => {
     const run = await f.berth(["worktree", "prune", "--yes", "--json"]);
     expect(run.code).toBe(0);
     expect(run.json.data.sections.landed).toEqual([
-      { kind: "branch", branch: a.branch, tip: expect.any(String) },
-      { kind: "branch", branch: b.branch, tip: expect.any(String) },
+      { kind: "branch", branch: a.branch, tip: expect.any(String), integrated: false },
+      { kind: "branch", branch: b.branch, tip: expect.any(String), integrated: false },
     ]);
     expect(run.json.data.applied.map((r: { action: string }) => r.action)).toEqual([
       "deleted landed branch",

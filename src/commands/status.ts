@@ -7,7 +7,7 @@ import type { CommandOutcome } from "./outcome.js";
 
 export async function statusCommand(
   ctx: Context,
-  options: { local?: boolean; all?: boolean; json?: boolean },
+  options: { local?: boolean; all?: boolean; remote?: boolean; json?: boolean },
 ): Promise<CommandOutcome> {
   // On a terminal (never with --json), the table's skeleton is drawn while the
   // survey runs and replaced by the final table.

@@ -45,3 +45,24 @@ export async function readNote(cwd: string, ref: string, commit: string): Promis
   const result = await runGit(["notes", `--ref=${ref}`, "show", commit], { cwd, okCodes: [1] });
   return result.exitCode === 0 ? result.stdout : null;
 }
+
+/**
+ * Merges the notes of `other` (a full notes ref) into `refs/notes/<ref>`,
+ * concatenating both notes on a commit that has one on each side, sorted,
+ * duplicate lines once (`cat_sort_uniq`): a one-line note per record never
+ * loses another writer's line.
+ */
+export async function mergeNotes(cwd: string, ref: string, other: string): Promise<void> {
+  await runGit(["notes", `--ref=${ref}`, "merge", "--quiet", "--strategy=cat_sort_uniq", other], {
+    cwd,
+  });
+}
+
+/** Every line of every note under a notes ref that contains `needle` (one `git grep`). */
+export async function grepNotes(cwd: string, ref: string, needle: string): Promise<string[]> {
+  const result = await runGit(["grep", "-h", "-F", "-e", needle, ref, "--"], {
+    cwd,
+    okCodes: [1, 128],
+  });
+  return result.exitCode === 0 ? result.stdout.split("\n").filter((l) => l !== "") : [];
+}

@@ -85,17 +85,19 @@ export interface RefEntry {
   symref: string | null;
   /** For annotated tags, the commit they peel to; else null. */
   peeled: string | null;
+  /** The commit's tree (free with the ref), else null: what the integrated rule compares. */
+  tree: string | null;
 }
 
 /** The `--format` that `parseRefs` reads. */
-export const REF_FORMAT = "%(refname)%00%(objectname)%00%(symref)%00%(*objectname)";
+export const REF_FORMAT = "%(refname)%00%(objectname)%00%(symref)%00%(*objectname)%00%(tree)";
 
 export function parseRefs(output: string): RefEntry[] {
   const refs: RefEntry[] = [];
   for (const line of output.split("\n")) {
     if (line === "") continue;
-    const [ref = "", oid = "", symref = "", peeled = ""] = line.split("\0");
-    refs.push({ ref, oid, symref: symref || null, peeled: peeled || null });
+    const [ref = "", oid = "", symref = "", peeled = "", tree = ""] = line.split("\0");
+    refs.push({ ref, oid, symref: symref || null, peeled: peeled || null, tree: tree || null });
   }
   return refs;
 }

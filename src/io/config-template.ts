@@ -57,5 +57,9 @@ checks = [                # run on a clean HEAD; \`after\` orders them
 
 [logbook]
 enabled = true            # record verb begin/finish events
+
+[remote]                  # across machines (nothing touches a network without a name)
+name = ""                 # e.g. "origin": its trunk is the trunk; accept pushes with a lease
+publish_receipts = false  # push green receipts as notes under refs/notes/berth
 `;
 }

@@ -39,4 +39,6 @@ export interface Config {
   logbook: { enabled: boolean };
   /** `pre_authorized`: agents' accepts land without a person's approval (a standing grant). */
   acceptance: { pre_authorized: boolean };
+  /** Section 13: null name = no remote; nothing touches a network then. */
+  remote: { name: string | null; publish_receipts: boolean };
 }

@@ -276,6 +276,18 @@ const configSchema = table({
   logbook: v.optional(table({ enabled: v.optional(boolean, true) }), {}),
   // A standing grant: an agent's accept (berth mcp) may land without a person (spec section 11).
   acceptance: v.optional(table({ pre_authorized: v.optional(boolean, false) }), {}),
+  remote: v.optional(
+    table({
+      name: v.optional(
+        checkedString('a git remote name (or "" for none)', (text) =>
+          text === "" ? null : refNameProblem(text),
+        ),
+        "",
+      ),
+      publish_receipts: v.optional(boolean, false),
+    }),
+    {},
+  ),
 });
 
 type ParsedConfig = v.InferOutput<typeof configSchema>;
@@ -302,7 +314,7 @@ export function formatKeyPath(path: readonly { key: unknown }[]): string | undef
 }
 
 function toConfig(file: string | null, parsed: ParsedConfig): Config {
-  const { repository, worktree, gate, logbook, acceptance } = parsed;
+  const { repository, worktree, gate, logbook, acceptance, remote } = parsed;
   const resources: ResourceConfig[] = Object.entries(worktree.resources).map(
     ([name, resource]) => ({ name, ...resource }),
   );
@@ -317,6 +329,10 @@ function toConfig(file: string | null, parsed: ParsedConfig): Config {
     gate: { ...gate, checks },
     logbook: { ...logbook },
     acceptance: { ...acceptance },
+    remote: {
+      name: remote.name === "" ? null : remote.name,
+      publish_receipts: remote.publish_receipts,
+    },
   };
 }
 

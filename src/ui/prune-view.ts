@@ -38,8 +38,20 @@ export function renderPrunePlan(sections: PruneSections, contained: boolean, c: 
           ["what", "branch", "tip", "path", "ignored files that go"].map((h) => c.dim(h)),
           sections.landed.map((r) =>
             r.kind === "worktree"
-              ? ["berth", r.branch ?? "-", shortOid(r.tip), r.path, describeIgnored(r.ignored)]
-              : ["branch", r.branch, shortOid(r.tip), c.dim("(no checkout)"), "-"],
+              ? [
+                  r.integrated ? "berth (integrated)" : "berth",
+                  r.branch ?? "-",
+                  shortOid(r.tip),
+                  r.path,
+                  describeIgnored(r.ignored),
+                ]
+              : [
+                  r.integrated ? "branch (integrated)" : "branch",
+                  r.branch,
+                  shortOid(r.tip),
+                  c.dim("(no checkout)"),
+                  "-",
+                ],
           ),
         ),
       ),

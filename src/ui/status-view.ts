@@ -41,7 +41,16 @@ export function renderStatus(data: StatusData, c: Colors, now: Date = new Date()
   const trunk = data.trunk.name
     ? `trunk ${data.trunk.name}${data.trunk.tip ? ` at ${shortOid(data.trunk.tip)}` : " (missing)"}`
     : "trunk unknown";
-  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n${renderKeptRefs(data, c)}${renderLandings(data, c, now)}${renderOverlaps(data, c)}`;
+  return `${renderTable(header, rows)}\n${c.dim(trunk)}\n${renderKeptRefs(data, c)}${renderRemoteRefs(data, c)}${renderLandings(data, c, now)}${renderOverlaps(data, c)}`;
+}
+
+/** --remote: berth branches on the remote with no checkout here. */
+function renderRemoteRefs(data: StatusData, c: Colors): string {
+  const lines = (data.remote_refs ?? []).map(
+    (r) =>
+      `remote ${r.branch} at ${shortOid(r.tip)}: ${r.green ? c.green("green (receipt note)") : c.dim("no green note")}`,
+  );
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
 /** Recent landings, newest first: what a berth that is gone became. */
@@ -149,7 +158,8 @@ function stateLabel(row: StatusRow, c: Colors): string {
         ? c.cyan(`contained in ${row.contained.container} (+${row.contained.container_ahead})`)
         : "contained";
     case "landed":
-      return c.green("landed");
+    case "integrated":
+      return c.green(row.state);
     case "broken":
     case "unreadable":
     case "prunable":

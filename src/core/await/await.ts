@@ -101,6 +101,7 @@ export async function runAwait(
   const condition = resumed?.condition ?? (request.resume === null ? request.condition : null);
   if (condition === null) throw new Error("a resumed wait without a condition");
   const argument = resumed?.argument ?? (request.resume === null ? request.target : null);
+  if (options.remote === true) return awaitRemotely(repo, condition, argument, request, run);
 
   const { survey } = await readFleet(repo, { readStatusOf: () => false, classify: false });
   const { trunk } = survey;
@@ -243,6 +244,34 @@ export async function runAwait(
     ...(exitCode === undefined ? {} : { exitCode }),
     ...(ending === "interrupted" ? { interrupted: true } : {}),
   };
+}
+
+/** `--remote` (remote-await.ts): a branch on the [remote], --green or --landed only, no --resume. */
+async function awaitRemotely(
+  repo: Repository,
+  condition: AwaitCondition,
+  argument: string | null,
+  request: { resume: string | null; timeoutS: number },
+  run: AwaitRun,
+): Promise<VerbResult<AwaitData>> {
+  if (condition === "trunk-moved" || argument === null || request.resume !== null) {
+    throw new UserError("usage", "--remote goes with --green <branch> or --landed <branch>.", {
+      next: shellCommand(["berth", "await", "--help"]),
+    });
+  }
+  const { survey } = await readFleet(repo, { readStatusOf: () => false, classify: false });
+  const trunk = survey.trunk.name;
+  if (trunk === null) {
+    throw new UserError(
+      "precondition_failed",
+      "No trunk found; set [repository].trunk in berth.toml.",
+      {
+        next: shellCommand(["git", "branch", "--list"]),
+      },
+    );
+  }
+  const { awaitOnRemote } = await import("./remote-await.js");
+  return awaitOnRemote(repo, condition, argument, trunk, request.timeoutS, run);
 }
 
 /** How long a wait whose target changed waits for the verb changing it to finish. */

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { isAncestor } from "../../git/ancestry.js";
 import { readRefTips } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
+import { readTreesOf } from "../../git/tree.js";
 import { readHeadFile } from "../../io/admin-dirs.js";
 import { landingLogDir, readLandingEntries } from "../../io/landing-log.js";
 import { monthFileName } from "../../io/month-files.js";
@@ -10,6 +11,7 @@ import { readyMarkerPath } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
 import { receiptPath } from "../../io/receipt-file.js";
 import { fileFingerprint, type WatchedFolder } from "../../io/watch.js";
+import { mergeChangesNothing } from "../fleet/integration.js";
 import { readReceiptView } from "../fleet/receipt-state.js";
 import { refFiles, refWatchFolders } from "../fleet/ref-watch.js";
 import { landedQuestion } from "../fleet/survey.js";
@@ -271,9 +273,26 @@ export class ConditionProbe implements Probe<Observation> {
         name: this.setup.trunkName,
         tip: trunkTip,
       });
-      if (question !== null && (await this.isAncestor(question.tip, question.trunkTip))) return pin;
+      if (question === null) continue;
+      if (await this.isAncestor(question.tip, question.trunkTip)) return pin;
+      // A squash or rebase merge: the work is in the trunk, the commits are not (spec 13).
+      if (await this.isIntegrated(question.tip, question.trunkTip)) return pin;
     }
     return null;
+  }
+
+  /** The integrated rule (fleet/integration.ts), asked once per pair of tips. */
+  private async isIntegrated(tip: string, trunkTip: string): Promise<boolean> {
+    const key = `integrated ${tip} ${trunkTip}`;
+    let value = this.ancestry.get(key);
+    if (value === undefined) {
+      const trunkTree = (await readTreesOf(this.setup.commonDir, [trunkTip])).get(trunkTip);
+      value =
+        trunkTree != null &&
+        (await mergeChangesNothing(this.setup.commonDir, trunkTip, trunkTree, tip));
+      this.ancestry.set(key, value);
+    }
+    return value;
   }
 
   /**

@@ -19,6 +19,8 @@ export interface AwaitOptions {
   resume?: string | undefined;
   /** Seconds, as typed. */
   timeout?: string | undefined;
+  /** Answer from the [remote] (spec section 13): fetch the branch, the trunk and the notes. */
+  remote?: boolean | undefined;
 }
 
 export type AwaitRequest =

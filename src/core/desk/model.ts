@@ -152,6 +152,7 @@ export function placeRow(
 /** Ready to accept: clean, ahead of the trunk, not behind it, an honored receipt, not locked. */
 export function isReady(row: StatusRow): boolean {
   return (
+    !isLandedClass(row) &&
     row.clean === true &&
     row.ahead !== null &&
     row.ahead > 0 &&
@@ -159,6 +160,11 @@ export function isReady(row: StatusRow): boolean {
     row.receipt === "honored" &&
     !row.locked
   );
+}
+
+/** Landed or integrated: its work is in the trunk; nothing is left to update or accept. */
+function isLandedClass(row: StatusRow): boolean {
+  return row.state === "landed" || row.state === "integrated";
 }
 
 /** Each reason a row needs a person: empty when none. */
@@ -187,8 +193,14 @@ export function attentionReasons(row: StatusRow, trunk: string | null, now: Date
           : `landed, with ${row.changed_files ?? "?"} uncommitted file(s): commit or stash first, then berth worktree prune clears it`,
       );
       break;
+    case "integrated":
+      // Never `berth update`: that would put its original commits on the trunk a second time.
+      reasons.push(
+        "integrated (squash or rebase merged): berth worktree prune clears it, keeping a recovery ref",
+      );
+      break;
   }
-  if (row.behind !== null && row.behind > 0 && row.state !== "landed") {
+  if (row.behind !== null && row.behind > 0 && !isLandedClass(row)) {
     // update refuses tracked changes: never advise it to a dirty berth as it stands.
     reasons.push(
       row.clean === true
@@ -251,6 +263,9 @@ export function actionUnavailable(item: DeskItem | undefined, action: DeskAction
   if (action === "reclaim" && item.group !== "contained") {
     const title = DESK_GROUPS.find((g) => g.key === item.group)?.title ?? item.group;
     return `reclaim is only for contained rows (clean, idle, every commit inside another live branch); ${row.id} is in "${title}"`;
+  }
+  if (row.state === "integrated" && (action === "update" || action === "accept")) {
+    return `${row.id}'s work is already in the trunk by a squash or rebase merge; ${action} would put its commits there a second time (berth worktree prune clears it)`;
   }
   if (row.prunable && action !== "drop") {
     return `${row.id}'s folder is gone; berth worktree prune clears its registration`;

@@ -41,6 +41,11 @@ export interface Ancestry {
   rootsReaching(commit: string): readonly string[];
   /** How many commits the walk read. */
   readonly walked: number;
+  /**
+   * The first commit on `tip`'s first-parent line that `trunkTip` reaches
+   * (where the branch forked), or null when the graph cannot tell.
+   */
+  forkPoint(tip: string, trunkTip: string): string | null;
 }
 
 export interface AncestryOptions {
@@ -115,6 +120,7 @@ function singleCommitAncestry(roots: readonly string[]): Ancestry {
     countExclusive: () => 0,
     rootsReaching: (commit) => roots.filter((root) => root === commit),
     walked: 0,
+    forkPoint: (tip, trunkTip) => (tip === trunkTip ? tip : null),
   };
 }
 

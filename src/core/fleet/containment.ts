@@ -134,6 +134,8 @@ function classifyKeptRefs(survey: FleetSurvey, finder: ContainerFinder): KeptRef
   for (const [branch, tip] of survey.branches) {
     if (!branch.startsWith(prefix) || finder.hasCheckout(branch)) continue;
     if (survey.trunk.tip !== null && survey.ancestry.isAncestor(tip, survey.trunk.tip)) continue;
+    // Its work is in the trunk (a squash or rebase merge): landed class, prune's to clear.
+    if (survey.integratedBranches.has(branch)) continue;
     const live = finder.nearest(branch, tip, true);
     refs.push({
       branch,

@@ -103,6 +103,19 @@ export class PaintedAncestry implements Ancestry {
     return roots;
   }
 
+  forkPoint(tip: string, trunkTip: string): string | null {
+    let id = tip;
+    for (;;) {
+      if (this.isAncestor(id, trunkTip)) return id;
+      const node = this.readNode(id);
+      // Not read: below the walk, where every root's history (the trunk's too) is common.
+      if (node === undefined) return id;
+      const first = this.parents[node]?.[0];
+      if (first === undefined) return null;
+      id = this.oids[first] as string;
+    }
+  }
+
   private readNode(commit: string): number | undefined {
     const node = this.index.get(commit);
     return node !== undefined && this.received[node] ? node : undefined;

@@ -1,4 +1,5 @@
 import type { Context } from "../../context.js";
+import { UserError } from "../../errors.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
@@ -20,12 +21,14 @@ import type { ContainmentEvidence, KeptRef } from "./containment.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
+import { type RemoteBerth, readRemoteBerths } from "./remote-berths.js";
 import type { FleetSurvey, PendingSurvey, WorktreeFacts, WorktreeSkeleton } from "./survey.js";
 
 export type WorktreeState =
   | "main"
   | "active"
   | "landed"
+  | "integrated"
   | "contained"
   | "detached"
   | "broken"
@@ -78,6 +81,8 @@ export interface StatusData {
   landings: RecentLanding[];
   /** Unlanded berths changing the same files (fleet scope only; empty for one berth). */
   overlaps: Overlap[];
+  /** With --remote only: berth branches on the [remote] no local checkout holds. */
+  remote_refs?: RemoteBerth[];
 }
 
 /**
@@ -97,6 +102,8 @@ export interface StatusOptions {
   local?: boolean;
   /** The whole fleet, even from inside a berth. */
   all?: boolean;
+  /** Also the berth branches on the [remote] (fetches; spec section 13). */
+  remote?: boolean;
 }
 
 /**
@@ -139,6 +146,10 @@ export async function readStatus(
   const landings = await landingsRead;
   // Files only: one readdir and a small read per record.
   const records = readBriefRecords(repo.location.commonDir);
+  const checkedOut = new Set(
+    survey.worktrees.flatMap((w) => (w.entry.branch ? [w.entry.branch] : [])),
+  );
+  const remoteRefs = options.remote === true ? await remoteBerths(repo, checkedOut) : null;
   const rows = reading.inScope.map((w) => {
     const verdict = containment.worktrees.get(w.entry.path);
     const evidence = verdict?.contained ? verdict.evidence : null;
@@ -176,9 +187,23 @@ export async function readStatus(
           : [],
       landings,
       overlaps: overlaps?.groups ?? [],
+      ...(remoteRefs === null ? {} : { remote_refs: remoteRefs }),
     },
     hints,
   };
+}
+
+/** --remote: needs [remote].name; a fleet without one never touches the network. */
+async function remoteBerths(
+  repo: Awaited<ReturnType<typeof openRepository>>,
+  checkedOut: Set<string>,
+): Promise<RemoteBerth[]> {
+  if (repo.config.remote.name === null) {
+    throw new UserError("precondition_failed", "--remote needs [remote].name in berth.toml.", {
+      next: shellCommand(["berth", "status"]),
+    });
+  }
+  return readRemoteBerths(repo, checkedOut);
 }
 
 function missingTrunkHint(trunk: Trunk): string {
@@ -265,6 +290,7 @@ function progressHooks(
       ahead: null,
       behind: null,
       landed: false,
+      integrated: false,
     };
     return toStatusRow(p, facts);
   };
@@ -372,6 +398,8 @@ export function classifyState(
   // Its ready marker still names its branch: await and accept find it by id and path.
   if (w.marker !== null && w.entry.detached) return "detached";
   if (w.landed) return "landed";
+  // Landed class too: its work is in the trunk, its commits are not (spec section 13).
+  if (w.integrated) return "integrated";
   if (contained) return "contained";
   if (isBroken(w, survey)) return "broken";
   return "active";

@@ -1,6 +1,6 @@
 import { realpath } from "node:fs/promises";
 import { GitError, UserError } from "../../errors.js";
-import type { StatusSummary, WorktreeEntry } from "../../git/parse.js";
+import type { RefEntry, StatusSummary, WorktreeEntry } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
 import { listWorktrees } from "../../git/worktrees.js";
@@ -13,6 +13,7 @@ import { mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "../repo/trunk.js";
 import { type Ancestry, readAncestry } from "./commit-graph.js";
+import { findIntegratedTips, type IntegrationTrunk, integrationTrunk } from "./integration.js";
 import { DEFAULT_POOL_SIZE } from "./pool.js";
 
 /**
@@ -42,6 +43,8 @@ export interface WorktreeFacts {
   behind: number | null;
   /** HEAD is reachable from the trunk and the branch gained commits since it forked. */
   landed: boolean;
+  /** Not landed, but its work is in the trunk (a squash or rebase merge; fleet/integration.ts). */
+  integrated: boolean;
 }
 
 export interface FleetSurvey {
@@ -51,6 +54,12 @@ export interface FleetSurvey {
   branches: Map<string, string>;
   worktrees: WorktreeFacts[];
   ancestry: Ancestry;
+  /** The trunk integration is judged against (the remote's, as last fetched, with a remote). */
+  integration: IntegrationTrunk | null;
+  /** Branches under the prefix, with no checkout, whose work is integrated (not landed). */
+  integratedBranches: Set<string>;
+  /** `refs/remotes/<remote>/...` as last fetched: short name under the remote → tip (empty without one). */
+  remoteBranches: Map<string, string>;
 }
 
 export interface SurveyOptions {
@@ -126,18 +135,32 @@ export async function beginSurvey(
       : null;
   // Awaited below; this only keeps a failure there from counting as unhandled meanwhile.
   early?.catch(() => undefined);
-  const [entries, refs] = await Promise.all([
-    listWorktrees(cwd),
-    listRefs(cwd, TRUNK_REF_PREFIXES),
-  ]);
+  const remote = repo.config.remote.name;
+  // Local refs only: the remote's as last fetched. A survey never touches the network.
+  const prefixes =
+    remote === null ? TRUNK_REF_PREFIXES : [...TRUNK_REF_PREFIXES, `refs/remotes/${remote}`];
+  const [entries, refs] = await Promise.all([listWorktrees(cwd), listRefs(cwd, prefixes)]);
   const trunk = detectTrunk(repo.config, refs);
   const branches = new Map(
     refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => [r.ref.slice(11), r.oid]),
   );
 
+  const remotePrefix = `refs/remotes/${remote}/`;
+  const remoteBranches = new Map(
+    remote === null
+      ? []
+      : refs
+          .filter((r) => r.ref.startsWith(remotePrefix) && r.symref === null)
+          .map((r) => [r.ref.slice(remotePrefix.length), r.oid]),
+  );
+  const remoteTrunk = trunk.name === null ? undefined : remoteBranches.get(trunk.name);
   // Every branch tip is a root of the graph: containment finds a tip's
   // containers among the roots that reach it (containment.ts).
-  const roots = [...branches.values(), ...entries.flatMap((e) => (e.head ? [e.head] : []))];
+  const roots = [
+    ...branches.values(),
+    ...entries.flatMap((e) => (e.head ? [e.head] : [])),
+    ...(remoteTrunk === undefined ? [] : [remoteTrunk]),
+  ];
   const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots, {
     primary: trunk.tip,
     commitGraph: hasCommitGraphFile(repo.location.commonDir),
@@ -207,6 +230,16 @@ export async function beginSurvey(
     const { ancestry, rows } = await fromGraph.catch((error: unknown) => {
       throw unwalkableHistory(error);
     });
+    const integration = integrationTrunk(refs, trunk.name, remote, ancestry);
+    const integrated = await readIntegrated(
+      repo,
+      refs,
+      trunk,
+      integration,
+      partial,
+      ancestry,
+      lanes,
+    );
     const worktrees = partial.map(({ read, ...facts }, i): WorktreeFacts => {
       const status = read ? (statusByPath.get(facts.entry.path) ?? null) : null;
       const readable = read ? status !== null : null;
@@ -219,9 +252,19 @@ export async function beginSurvey(
         ahead: known ? counts.ahead : null,
         behind: known ? counts.behind : null,
         landed: counts.landed,
+        integrated: integrated.worktrees.has(facts.entry.path),
       };
     });
-    return { repo, trunk, branches, worktrees, ancestry };
+    return {
+      repo,
+      trunk,
+      branches,
+      worktrees,
+      ancestry,
+      integration,
+      integratedBranches: integrated.branches,
+      remoteBranches,
+    };
   };
   let completed: Promise<FleetSurvey> | null = null;
   return {
@@ -234,6 +277,55 @@ export async function beginSurvey(
       return completed;
     },
   };
+}
+
+/**
+ * The integrated rule (fleet/integration.ts) for the rows no other rule
+ * classified: worktrees with work of their own that is not landed, and
+ * branches under the prefix that no checkout holds.
+ */
+async function readIntegrated(
+  repo: Repository,
+  refs: readonly RefEntry[],
+  trunk: Trunk,
+  integration: IntegrationTrunk | null,
+  partial: readonly { entry: WorktreeEntry; isMain: boolean; marker: ReadyMarker | null }[],
+  ancestry: Ancestry,
+  lanes: number,
+): Promise<{ worktrees: Set<string>; branches: Set<string> }> {
+  const found = { worktrees: new Set<string>(), branches: new Set<string>() };
+  if (integration === null || trunk.tip === null) return found;
+  const treeOf = new Map(refs.filter((r) => r.tree !== null).map((r) => [r.oid, r.tree]));
+  const rows = partial.filter(({ entry, isMain, marker }) => {
+    if (isMain || entry.prunable || entry.branch === null) return false;
+    if (isLanded(entry.head, marker, entry.branch, trunk, ancestry)) return false;
+    return landedQuestion(entry.head, marker?.from_tip ?? null, entry.branch, trunk) !== null;
+  });
+  const held = new Set(partial.flatMap((p) => (p.entry.branch === null ? [] : [p.entry.branch])));
+  const prefix = repo.config.repository.branch_prefix;
+  const kept = refs.filter((r) => {
+    const name = r.ref.slice(11);
+    return r.ref.startsWith(`refs/heads/${prefix}`) && !held.has(name) && name !== trunk.name;
+  });
+  // A tip another branch contains (a train's earlier stage) is judged by its container: its
+  // work travels there, and asking for each stage would cost a process per stage.
+  const allTips = [
+    ...new Set(refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.oid)),
+  ];
+  const inside = (tip: string) => allTips.some((o) => o !== tip && ancestry.isAncestor(tip, o));
+  const tips = [...rows.map((r) => r.entry.head as string), ...kept.map((r) => r.oid)].filter(
+    (tip) => !inside(tip),
+  );
+  const candidates = tips.map((tip) => ({
+    tip,
+    tree: treeOf.get(tip) ?? null,
+    fork: ancestry.forkPoint(tip, integration.tip),
+  }));
+  const cwd = repo.location.cwd;
+  const yes = await findIntegratedTips(cwd, integration, candidates, ancestry, lanes);
+  for (const r of rows) if (yes.has(r.entry.head as string)) found.worktrees.add(r.entry.path);
+  for (const r of kept) if (yes.has(r.oid)) found.branches.add(r.ref.slice(11));
+  return found;
 }
 
 /** `git status` of each path, keyed by path (null where git could not read it). */

@@ -1,6 +1,6 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
-import { moveRef, resolveCommit } from "../../git/refs.js";
+import { resolveCommit } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees } from "../../git/worktrees.js";
 import { withFleetLock } from "../../io/lock.js";
@@ -15,7 +15,7 @@ import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { refusal, updateThenAccept } from "./accept-subject.js";
 import { applyGate, planGate } from "./gate.js";
 import { gateData, gateError } from "./gate-report.js";
-import { recordLanding, recordUnfinishedLanding } from "./landings.js";
+import { recordLandingFor, recordUnfinishedLanding } from "./landings.js";
 import {
   finishFollow,
   followAndRecord,
@@ -23,6 +23,7 @@ import {
   followRefusal,
   trunkHolders,
 } from "./main-checkout-follow.js";
+import { moveTrunk } from "./trunk-move.js";
 
 /**
  * Applying an accept plan. The part under the fleet lock comes first:
@@ -146,30 +147,35 @@ async function landUnderLock(
     main_checkout: holders.mainFollows ? main : null,
     created_at: ctx.now().toISOString(),
   });
-  try {
-    await moveRef(main, trunkRef, commit, old, `berth accept ${data.id}`);
-  } catch (error) {
+  const remote = repo.config.remote.name;
+  const move = await moveTrunk(
+    main,
+    remote,
+    data.trunk.name,
+    commit,
+    old,
+    `berth accept ${data.id}`,
+  );
+  if (move.fate !== "moved") {
     await deleteLandingRecord(repo.location.commonDir, data.id);
-    const now = await resolveCommit(main, trunkRef);
     steps.push({
       step: "move trunk",
       target: data.trunk.name,
       outcome: "failed",
-      reason: (error as Error).message,
+      reason: move.message,
     });
-    if (now !== old) {
+    if (move.fate === "raced") {
       throw new UserError(
         "moved",
-        `${data.trunk.name} moved while landing (it is at ${now ? shortOid(now) : "nothing"}, not ${shortOid(old)}); ${nothing}, and the trunk was left where it is.`,
+        `${data.trunk.name} moved while landing (${move.message}); ${nothing}, and the trunk was left where it is.`,
         { next: updateThenAccept(entry.path, data.id), data },
       );
     }
-    throw refusal(
-      `git could not move ${data.trunk.name}: ${(error as Error).message}; ${nothing}.`,
-      {
-        next: shellCommand(["berth", "accept", data.id]),
-        data,
-      },
+    const why = move.fate === "remote_failed" ? `remote ${move.remote} failed: ` : "";
+    throw new UserError(
+      move.fate === "remote_failed" ? "remote_failed" : "precondition_failed",
+      `git could not move ${data.trunk.name}: ${why}${move.message}; ${nothing}.`,
+      { next: shellCommand(["berth", "accept", data.id]), data },
     );
   }
   data.landing.trunk_landed = true;
@@ -177,7 +183,7 @@ async function landUnderLock(
     step: "move trunk",
     target: data.trunk.name,
     outcome: "done",
-    reason: `${shortOid(old)} -> ${shortOid(commit)}`,
+    reason: move.reason,
   });
   const landedAt = ctx.now().toISOString();
   try {
@@ -185,7 +191,7 @@ async function landUnderLock(
   } finally {
     // History, once per landing, after the main checkout's files caught up: it can never fail the landing.
     hints.push(
-      ...(await recordLanding(repo.location.commonDir, main, {
+      ...(await recordLandingFor(repo, main, {
         version: 1,
         id: data.id,
         branch: data.branch,

@@ -48,13 +48,11 @@ export function resolveSubject(
         { next: shellCommand(["berth", "status"]) },
       );
     }
-    return { kind: "worktree", worktree: current };
+    return { kind: "worktree", worktree: refuseIntegrated(current, survey) };
   }
+  let found: WorktreeFacts;
   try {
-    return {
-      kind: "worktree",
-      worktree: resolveTarget(survey, repo.location.cwd, argument, "accept"),
-    };
+    found = resolveTarget(survey, repo.location.cwd, argument, "accept");
   } catch (error) {
     if (!(error instanceof UserError) || error.code !== "unknown_target") throw error;
     const name = argument.replace(/^refs\/heads\//, "");
@@ -67,6 +65,20 @@ export function resolveSubject(
     if (record !== undefined) return { kind: "record", record };
     throw error;
   }
+  return { kind: "worktree", worktree: refuseIntegrated(found, survey) };
+}
+
+/**
+ * An integrated berth (fleet/integration.ts) is in the trunk by a squash or
+ * rebase merge: landing it would put its commits there a second time.
+ */
+function refuseIntegrated(w: WorktreeFacts, survey: FleetSurvey): WorktreeFacts {
+  if (!w.integrated) return w;
+  throw new UserError(
+    "precondition_failed",
+    `${w.marker?.id ?? w.entry.path}'s work is already in ${survey.trunk.name ?? "the trunk"} (integrated by a squash or rebase merge); accepting it would land its commits a second time. berth worktree prune removes it, keeping a recovery ref.`,
+    { next: shellCommand(["berth", "worktree", "prune"]) },
+  );
 }
 
 /** A checkout accept may land or finish, with what the checks read. */

@@ -39,6 +39,7 @@ import {
   type PlannedCheck,
   runChecks,
 } from "./gate-runner.js";
+import { publishReceipt } from "./receipt-notes.js";
 
 /**
  * `berth gate`: run the declared checks on a clean HEAD and record a receipt
@@ -293,12 +294,16 @@ export async function applyGate(
     created_at: ctx.now().toISOString(),
   };
   await writeReceipt(plan.adminDir, receipt);
+  // Across machines (0053): a note on the commit, pushed; never fails the gate.
+  const published = repo.config.remote.publish_receipts
+    ? `; ${await publishReceipt(repo, receipt)}`
+    : "";
   return {
     ...base,
     decision: "written",
     reason:
-      plan.checks.length === 0
+      (plan.checks.length === 0
         ? `written (${NO_CHECKS_LABEL}: it proves a clean tree and nothing more)`
-        : `written for ${shortOid(plan.commit)} (tree ${shortOid(plan.tree)})`,
+        : `written for ${shortOid(plan.commit)} (tree ${shortOid(plan.tree)})`) + published,
   };
 }

@@ -2,6 +2,8 @@ import { appendNote } from "../../git/notes.js";
 import { appendLandingEntry, type LandingEntry, readLandingEntries } from "../../io/landing-log.js";
 import type { LandingRecord } from "../../io/unfinished-landing.js";
 import { shortOid } from "../../text.js";
+import type { Repository } from "../repo/repository.js";
+import { publishNotes } from "./receipt-notes.js";
 
 /**
  * Landings as history: the one place a landing is recorded, and the one
@@ -20,11 +22,23 @@ import { shortOid } from "../../text.js";
 /** `refs/notes/<this>`: the notes ref landings are attached under. */
 export const LANDING_NOTES_REF = "berth-landings";
 
+/** `recordLanding` for a fleet: with `[remote].publish_receipts`, the landing note is pushed too. */
+export function recordLandingFor(
+  repo: Repository,
+  gitCwd: string,
+  entry: LandingEntry,
+): Promise<string[]> {
+  const { name, publish_receipts } = repo.config.remote;
+  return recordLanding(repo.location.commonDir, gitCwd, entry, publish_receipts ? name : null);
+}
+
 /** Records one landing once; returns the hints for whatever could not be written. */
 export async function recordLanding(
   commonDir: string,
   gitCwd: string,
   entry: LandingEntry,
+  /** `[remote].name` when `publish_receipts` is on: the landing note is pushed there too (0053). */
+  publishTo: string | null = null,
 ): Promise<string[]> {
   const known = await readLandingEntries(commonDir).catch(() => []);
   if (known.some((e) => sameLanding(e, entry))) return [];
@@ -50,6 +64,9 @@ export async function recordLanding(
     hints.push(
       `the landing note on ${shortOid(entry.new_trunk)} (refs/notes/${LANDING_NOTES_REF}) was not written: ${note.message}`,
     );
+  } else if (publishTo !== null) {
+    const published = await publishNotes(gitCwd, publishTo, LANDING_NOTES_REF);
+    if (!published.startsWith("published")) hints.push(`the landing note was ${published}`);
   }
   return hints;
 }

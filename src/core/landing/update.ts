@@ -39,6 +39,7 @@ import {
   requireTrunk,
 } from "../repo/checkout.js";
 import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
+import { fetchRemoteTrunk } from "../repo/remote.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk, type Trunk } from "../repo/trunk.js";
 import { untrackedFilesInTheWay } from "./files-in-the-way.js";
@@ -125,7 +126,15 @@ export async function runUpdate(
       { next: shellCommand(["berth", "status"]) },
     );
   }
-  const source = await chooseSource(repo, path, refs, trunk, options.from);
+  // With a [remote], its trunk is the trunk: fetched first, merged when it is ahead of ours.
+  const remoteTrunk =
+    options.from === undefined && trunk.name !== null
+      ? await fetchRemoteTrunk(repo, trunk.name, trunk.tip, "nothing was merged")
+      : null;
+  const source =
+    remoteTrunk === null
+      ? await chooseSource(repo, path, refs, trunk, options.from)
+      : { name: remoteTrunk.ref.slice(13), ref: remoteTrunk.ref, commit: remoteTrunk.tip };
   const branch = head.branch;
   const headBefore = head.commit;
 

@@ -19,6 +19,7 @@ import {
   type StaleRow,
 } from "./prune-plan.js";
 import { reclaimContained } from "./reclaim.js";
+import { writeRecoveryRef } from "./recovery-refs.js";
 import { changedSincePlan, plannedTeardownTarget } from "./removal-facts.js";
 import { applyTeardown } from "./teardown.js";
 
@@ -166,6 +167,8 @@ class PruneRun {
       this.skip("landed", row.path, changedSincePlan());
       return;
     }
+    if (now.integrated && !(await this.recover(live.repo.location.cwd, row.id, row.tip, row.path)))
+      return;
     const teardown = await applyTeardown(live.repo, this.ctx, plannedTeardownTarget(row), {
       force: false,
       requireClean: true,
@@ -187,7 +190,24 @@ class PruneRun {
       return;
     }
     this.done("landed", row.path, "tore down landed berth");
-    if (row.delete_branch !== null) await this.deleteMergedBranch(row.delete_branch, row.tip, live);
+    if (row.delete_branch !== null) {
+      await this.deleteMergedBranch(row.delete_branch, row.tip, live, now.integrated);
+    }
+  }
+
+  /**
+   * Invariant 1 for integrated work (its commits are not on the trunk): a
+   * recovery ref holds the tip before anything goes; failing to write one stops this item.
+   */
+  private async recover(cwd: string, id: string, tip: string, target: string): Promise<boolean> {
+    try {
+      const ref = await writeRecoveryRef(cwd, id, tip, this.ctx.now(), "pruning integrated");
+      this.done("landed", ref, "wrote recovery ref");
+      return true;
+    } catch (error) {
+      this.fail("landed", target, `could not write a recovery ref: ${(error as Error).message}`);
+      return false;
+    }
   }
 
   async landedBranch(row: LandedBranchRow, live: PruneReading): Promise<void> {
@@ -196,15 +216,27 @@ class PruneRun {
       this.skip("landed", row.branch, changedSincePlan());
       return;
     }
-    await this.deleteMergedBranch(row.branch, row.tip, live);
+    const prefix = live.repo.config.repository.branch_prefix;
+    const id = row.branch.startsWith(prefix) ? row.branch.slice(prefix.length) : row.branch;
+    if (now.integrated && !(await this.recover(live.repo.location.cwd, id, row.tip, row.branch)))
+      return;
+    await this.deleteMergedBranch(row.branch, row.tip, live, now.integrated);
   }
 
   /** Right before deleting: is the tip still on the live trunk? Then delete only if still at `tip`. */
-  private async deleteMergedBranch(branch: string, tip: string, live: PruneReading): Promise<void> {
+  private async deleteMergedBranch(
+    branch: string,
+    tip: string,
+    live: PruneReading,
+    recovered: boolean,
+  ): Promise<void> {
     const repo = live.repo;
     const trunk = live.survey.trunk;
+    // An integrated branch's tip is held by the recovery ref just written, not by the trunk.
     const merged =
-      trunk.tip !== null && (await isAncestor(repo.location.cwd, tip, `refs/heads/${trunk.name}`));
+      recovered ||
+      (trunk.tip !== null &&
+        (await isAncestor(repo.location.cwd, tip, `refs/heads/${trunk.name}`)));
     if (!merged) {
       this.skip("landed", branch, changedSincePlan("no longer on the trunk"));
       return;

@@ -41,6 +41,8 @@ export interface LandedWorktreeRow {
   tip: string;
   admin_key: string;
   resources: string[];
+  /** Integrated, not landed (squash or rebase merged): a recovery ref is written before removal. */
+  integrated: boolean;
   /** Deleted after the teardown (compare-and-swap, re-checked merged). */
   delete_branch: string | null;
   /** The ignored files that go with the checkout (spec 7), measured for the plan. */
@@ -51,6 +53,8 @@ export interface LandedBranchRow {
   kind: "branch";
   branch: string;
   tip: string;
+  /** Integrated, not landed: a recovery ref is written before the delete. */
+  integrated: boolean;
 }
 
 export type LandedRow = LandedWorktreeRow | LandedBranchRow;
@@ -159,7 +163,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
       }
       continue;
     }
-    if (w.landed && owned && w.entry.head !== null) {
+    if ((w.landed || w.integrated) && owned && w.entry.head !== null) {
       const why = landedWithheld(w, activity.worktrees.get(w.entry.path));
       if (why !== null) {
         hints.push(`${w.marker?.id} has landed but is kept: ${why}`);
@@ -174,6 +178,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
         tip: w.entry.head,
         admin_key: w.adminKey as string,
         resources: resourcesOf(w),
+        integrated: !w.landed,
         delete_branch: branchToDelete({
           branch,
           trunk: survey.trunk.name,
@@ -181,7 +186,8 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
           madeByBerth: madeByBerth(made, branch, w.marker),
           heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, w),
           landed: w.landed,
-          recovered: false,
+          // An integrated berth's commits are not on the trunk: the apply writes a recovery ref first.
+          recovered: !w.landed,
         }),
         ignored: NO_DISK_USAGE,
       });
@@ -241,6 +247,7 @@ function landedBranches(
   const unrecorded: UnrecordedBranchRow[] = [];
   if (trunkTip === null) return { deletable, unrecorded };
   for (const [branch, tip] of survey.branches) {
+    const integrated = survey.integratedBranches.has(branch);
     const verdict = branchVerdict({
       branch,
       trunk: trunk.name,
@@ -248,9 +255,9 @@ function landedBranches(
       madeByBerth: made.has(branch),
       heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, null),
       landed: ancestry.isAncestor(tip, trunkTip),
-      recovered: false,
+      recovered: integrated,
     });
-    if (verdict.delete) deletable.push({ kind: "branch", branch, tip });
+    if (verdict.delete) deletable.push({ kind: "branch", branch, tip, integrated });
     else if (verdict.because === "not_made_by_berth") unrecorded.push({ branch, tip });
   }
   const byName = (a: { branch: string }, b: { branch: string }) => a.branch.localeCompare(b.branch);
@@ -297,6 +304,7 @@ function planSteps(sections: PruneSections): PlanStep[] {
   }
   for (const row of sections.landed) {
     if (row.kind === "worktree") {
+      if (row.integrated) steps.push({ step: "write recovery ref", target: row.tip });
       steps.push({
         step: "tear down landed berth",
         target: row.path,
@@ -305,6 +313,7 @@ function planSteps(sections: PruneSections): PlanStep[] {
       if (row.delete_branch)
         steps.push({ step: "delete landed branch", target: row.delete_branch });
     } else {
+      if (row.integrated) steps.push({ step: "write recovery ref", target: row.tip });
       steps.push({
         step: "delete landed branch",
         target: row.branch,

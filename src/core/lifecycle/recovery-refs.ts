@@ -2,7 +2,8 @@ import { createRef, deleteRef, listRefs } from "../../git/refs.js";
 
 /**
  * Recovery refs (spec section 2): `refs/berth/recovery/<utc>-<id>`, written
- * before a forced drop deletes a branch, so the commits it held stay
+ * before a forced drop deletes a branch, or prune removes an integrated
+ * berth (its commits are not on the trunk), so the commits it held stay
  * reachable. The newest RECOVERY_REFS_KEPT are kept.
  */
 
@@ -27,9 +28,10 @@ export async function writeRecoveryRef(
   id: string,
   commit: string,
   now: Date,
+  before = "dropping",
 ): Promise<string> {
   const ref = recoveryRefName(now, id);
-  await createRef(cwd, ref, commit, `berth: recovery ref before dropping ${id}`);
+  await createRef(cwd, ref, commit, `berth: recovery ref before ${before} ${id}`);
   return ref;
 }
 

@@ -50,6 +50,7 @@ const REFUSAL_CODES: ReadonlySet<ErrorCode> = new Set([
   "moved",
   "locked",
   "awaiting_approval",
+  "remote_failed",
 ]);
 
 /**

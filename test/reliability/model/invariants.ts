@@ -51,15 +51,20 @@ export function checkStep(
   );
   const landedAfter = onTrunk(after);
   const trunkBefore = onTrunk(before);
+  // A recovery ref may hold what a forced drop discarded, or an integrated
+  // berth's commits, which are not on the trunk (spec section 13): nothing else.
+  const integrated = integratedJudge(world, after.trunkTip);
+  const reliedOn = (tip: string) => forcedDrop || integrated(tip);
+  const recovered = (tip: string) => [...newRecovery.values()].includes(tip) && reliedOn(tip);
 
   if (outcome.unexpected !== null)
     v.push(`[no stack traces] unexpected failure: ${outcome.unexpected}`);
 
   // Invariant 1: every commit reachable from a local branch before is reachable from a ref after
-  // (a forced drop may rely on the recovery ref it wrote; nothing else may).
+  // (a forced drop, or the removal of integrated work, may rely on the recovery ref it wrote).
   const mustHold = reachable(before.graph, branchesOf(before).values());
   const roots = [...after.refs]
-    .filter(([ref]) => forcedDrop || !newRecovery.has(ref))
+    .filter(([ref, oid]) => !newRecovery.has(ref) || reliedOn(oid))
     .map(([, oid]) => oid);
   const held = reachable(after.graph, roots);
   const lost = [...mustHold].filter((c) => !held.has(c));
@@ -110,7 +115,8 @@ export function checkStep(
   }
 
   // Invariant 4 (and 1, for refs): a branch is deleted only when its tip is on the trunk, or by a
-  // forced drop that wrote a recovery ref for it; never outside the prefix; never moved backwards.
+  // forced drop or the removal of integrated work that wrote a recovery ref for it; never outside
+  // the prefix; never moved backwards.
   const branchesAfter = branchesOf(after);
   for (const [branch, tip] of branchesOf(before)) {
     const now = branchesAfter.get(branch);
@@ -118,7 +124,7 @@ export function checkStep(
       if (!branch.startsWith(PREFIX))
         v.push(`[ownership] ${op.kind} deleted ${branch}, which is not under ${PREFIX}`);
       else if (landedAfter.has(tip)) continue;
-      else if (forcedDrop && [...newRecovery.values()].includes(tip)) continue;
+      else if (recovered(tip)) continue;
       else
         v.push(
           `[invariant 4] ${op.kind} deleted branch ${branch} at ${short(tip)}, which is not on the trunk`,
@@ -190,7 +196,7 @@ export function checkStep(
   v.push(...checkMainCheckout(world, op, before, after, facts));
   v.push(...checkGateDefinition(world, op, before, after));
   v.push(...checkHandState(world, op, outcome, before, after, trunkBefore));
-  v.push(...checkRemovals(world, op, outcome, before, after, trunkBefore));
+  v.push(...checkRemovals(world, op, before, after, trunkBefore, recovered));
   v.push(...checkVerb(world, op, outcome, before, after, facts, trunkBefore, newRecovery));
   return { violations: v, commitsChecked: mustHold.size };
 }
@@ -375,10 +381,11 @@ function realPath(path: string): string {
 function checkRemovals(
   world: World,
   op: VerbOp,
-  outcome: VerbOutcome,
   before: Snapshot,
   after: Snapshot,
   trunkBefore: Set<string>,
+  /** The tip is integrated work that a new recovery ref holds (spec section 13). */
+  recovered: (tip: string) => boolean,
 ): string[] {
   const v: string[] = [];
   const branchesBefore = branchesOf(before);
@@ -416,9 +423,10 @@ function checkRemovals(
           otherTip !== tip &&
           isAncestorIn(before.graph, tip, otherTip),
       );
-    if (!stale && !landed && !contained) {
+    const integrated = tip !== null && recovered(tip);
+    if (!stale && !landed && !contained && !integrated) {
       v.push(
-        `[invariant 4] prune${op.contained ? " --contained" : ""} removed ${name} (${short(tip)}), which is neither stale, landed nor contained with its ref kept`,
+        `[invariant 4] prune${op.contained ? " --contained" : ""} removed ${name} (${short(tip)}), which is neither stale, landed, integrated with a recovery ref, nor contained with its ref kept`,
       );
     }
   }
@@ -427,8 +435,34 @@ function checkRemovals(
       "[invariant 4] prune without --yes (no terminal) changed the fleet: nothing reclaims without a fresh confirmation",
     );
   }
-  void outcome;
   return v;
+}
+
+/**
+ * The model's own reading of "integrated" (spec section 13), from git alone:
+ * the tip's tree is the trunk's, or merging the tip into the trunk writes the
+ * trunk's own tree (a conflict is never integrated). Memoised per step.
+ */
+function integratedJudge(world: World, trunkTip: string | null): (tip: string) => boolean {
+  const memo = new Map<string, boolean>();
+  if (trunkTip === null) return () => false;
+  const treeOf = (commit: string) =>
+    world.git(world.mainPath, ["rev-parse", `${commit}^{tree}`]).trim();
+  return (tip) => {
+    let known = memo.get(tip);
+    if (known === undefined) {
+      const trunkTree = treeOf(trunkTip);
+      let merged: string | null = null;
+      try {
+        merged = world.git(world.mainPath, ["merge-tree", "--write-tree", trunkTip, tip]).trim();
+      } catch {
+        merged = null; // a conflict (exit 1): not integrated
+      }
+      known = treeOf(tip) === trunkTree || merged === trunkTree;
+      memo.set(tip, known);
+    }
+    return known;
+  };
 }
 
 function checkVerb(

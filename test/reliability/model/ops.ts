@@ -38,6 +38,8 @@ export type WorldOp =
   | { kind: "foreign"; branch: string }
   | { kind: "detach"; path: string }
   | { kind: "land-by-hand"; branch: string }
+  /** A forge's squash-merge: the branch's work reaches the trunk as one new commit (integrated). */
+  | { kind: "squash-by-hand"; branch: string }
   | { kind: "tag"; name: string; commit: string }
   | { kind: "fault"; fault: Fault; on: boolean }
   | { kind: "redefine-gate"; change: GateChange }
@@ -159,6 +161,7 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
     foreign: 0.7,
     detach: onBranch.length > 0 ? 0.7 : 0,
     "land-by-hand": prefixBranches.length > 0 ? 3 : 0,
+    "squash-by-hand": prefixBranches.length > 0 ? 2 : 0,
     tag: 0.7,
     fault: 3,
     "redefine-gate": 1.5,
@@ -198,6 +201,7 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
     case "detach":
       return { kind, path: rng.pick(onBranch).path };
     case "land-by-hand":
+    case "squash-by-hand":
       return { kind, branch: rng.pick(prefixBranches) };
     case "tag": {
       const branches = [...branchesOf(s)];
@@ -485,6 +489,16 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
       if (world.hasDirt(main)) return "skipped: the main checkout has uncommitted changes";
       const ok = world.tryGit(main, ["merge", "-q", "--ff-only", op.branch]);
       return ok ? "fast-forwarded the trunk by hand" : "not a fast-forward";
+    }
+    case "squash-by-hand": {
+      const main = world.mainPath;
+      if (world.hasDirt(main)) return "skipped: the main checkout has uncommitted changes";
+      if (!world.tryGit(main, ["merge", "-q", "--squash", op.branch])) {
+        world.tryGit(main, ["reset", "-q", "--merge"]);
+        return "the squash conflicts";
+      }
+      const ok = world.tryGit(main, ["commit", "-q", "-m", `c${n} squash of ${op.branch}`]);
+      return ok ? "squash-merged into the trunk by hand" : "nothing to squash";
     }
     case "tag":
       return world.tryGit(world.mainPath, ["tag", op.name, op.commit]) ? "tagged" : "tag failed";

@@ -1,0 +1,89 @@
+import { isAncestor } from "../../git/ancestry.js";
+import { moveRef, readRefTips, resolveCommit } from "../../git/refs.js";
+import { pushWithLease } from "../../git/remote.js";
+import { shortOid } from "../../text.js";
+import { remoteTrunkRef } from "../fleet/integration.js";
+
+/**
+ * THE trunk move (spec sections 5 and 13, docs/decisions/0051): the one
+ * place a landing moves the trunk, so the queue and accept share it. In order:
+ *   without `[remote].name`: a compare-and-swap of `refs/heads/<trunk>` from
+ *   `old` to the proved commit;
+ *   with one:
+ *     1. the remote's trunk as last fetched is the lease (`old` when never
+ *        fetched); the commit must contain it, so the remote moves only by
+ *        fast-forward (invariant 3);
+ *     2. `git push --force-with-lease=refs/heads/<trunk>:<lease> <remote>
+ *        <commit>:refs/heads/<trunk>`: exactly the proved commit, never a name;
+ *     3. only after the remote took it, the local trunk by compare-and-swap
+ *        from `old`, so the local trunk is never ahead of what the remote accepted.
+ * A remote that moved is `raced`; one that cannot be reached `remote_failed`:
+ * nothing changed locally in either case.
+ */
+
+export type TrunkMove =
+  | { fate: "moved"; reason: string }
+  | { fate: "raced"; message: string }
+  | { fate: "failed"; message: string }
+  | { fate: "remote_failed"; remote: string; message: string };
+
+export async function moveTrunk(
+  cwd: string,
+  remote: string | null,
+  trunk: string,
+  commit: string,
+  old: string,
+  reason: string,
+): Promise<TrunkMove> {
+  const trunkRef = `refs/heads/${trunk}`;
+  const moved = { fate: "moved", reason: `${shortOid(old)} -> ${shortOid(commit)}` } as const;
+  if (remote === null) return (await moveLocal(cwd, trunkRef, commit, old, reason)) ?? moved;
+
+  const tracking = remoteTrunkRef(remote, trunk) as string;
+  const lease = (await readRefTips(cwd, [tracking])).get(tracking) ?? old;
+  if (!(await isAncestor(cwd, lease, commit))) {
+    return {
+      fate: "raced",
+      message: `${remote}'s ${trunk} is at ${shortOid(lease)}, which ${shortOid(commit)} does not contain`,
+    };
+  }
+  const pushed = await pushWithLease(cwd, remote, trunk, lease, commit);
+  if (pushed.fate === "rejected") {
+    return {
+      fate: "raced",
+      message: `${remote} refused the push: its ${trunk} is no longer at ${shortOid(lease)} (${pushed.message})`,
+    };
+  }
+  if (pushed.fate === "unreachable")
+    return { fate: "remote_failed", remote, message: pushed.message };
+  // The remote took it: the local trunk follows, never ahead of it.
+  const local = await moveLocal(cwd, trunkRef, commit, old, reason);
+  if (local === null) return { ...moved, reason: `${moved.reason} (pushed to ${remote})` };
+  return {
+    ...moved,
+    reason: `${moved.reason} on ${remote}; the local ${trunk} did not follow: ${local.message}`,
+  };
+}
+
+/** The local compare-and-swap; null when it moved, else why not. */
+async function moveLocal(
+  cwd: string,
+  trunkRef: string,
+  commit: string,
+  old: string,
+  reason: string,
+): Promise<Exclude<TrunkMove, { fate: "moved" }> | null> {
+  try {
+    await moveRef(cwd, trunkRef, commit, old, reason);
+    return null;
+  } catch (error) {
+    const now = await resolveCommit(cwd, trunkRef);
+    if (now !== old) {
+      return {
+        fate: "raced",
+        message: `it is at ${now ? shortOid(now) : "nothing"}, not ${shortOid(old)}`,
+      };
+    }
+    return { fate: "failed", message: (error as Error).message };
+  }
+}

@@ -1,0 +1,125 @@
+import { GitError } from "../errors.js";
+import { runGit } from "./run.js";
+
+/**
+ * The only git calls that touch a network: fetch and push to the fleet's
+ * `[remote]` (spec section 13). Nothing calls them without a remote name
+ * from berth.toml. Outcomes are types, never stderr for the caller to read.
+ */
+
+/** A push's fate: the remote took it, refused it (it moved: stale lease, not a fast-forward), or could not be reached. */
+export type PushFate =
+  | { fate: "pushed" }
+  | { fate: "rejected"; message: string }
+  | { fate: "unreachable"; message: string };
+
+/** A fetch's fate: done, or the remote could not be reached (or refused to serve). */
+export type FetchFate = { fate: "fetched" } | { fate: "unreachable"; message: string };
+
+function lastLine(text: string): string {
+  return (
+    text
+      .trim()
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .slice(-1)[0] ?? ""
+  );
+}
+
+/**
+ * Pushes exactly `commit` to `refs/heads/<branch>` on `remote`, only if the
+ * remote's branch is still at `expected` (`--force-with-lease`, a
+ * compare-and-swap on the remote). `--porcelain` marks a refused ref with "!".
+ */
+export async function pushWithLease(
+  cwd: string,
+  remote: string,
+  branch: string,
+  expected: string,
+  commit: string,
+): Promise<PushFate> {
+  const args = [
+    "push",
+    "--porcelain",
+    "--no-verify",
+    `--force-with-lease=refs/heads/${branch}:${expected}`,
+    "--end-of-options",
+    remote,
+    `${commit}:refs/heads/${branch}`,
+  ];
+  const result = await runGit(args, { cwd, okCodes: [1, 128] });
+  if (result.exitCode === 0) return { fate: "pushed" };
+  const refused = result.stdout.split("\n").find((l) => l.startsWith("!"));
+  if (refused !== undefined) return { fate: "rejected", message: refused.slice(1).trim() };
+  return {
+    fate: "unreachable",
+    message: lastLine(result.stderr) || `git push exited ${result.exitCode}`,
+  };
+}
+
+/** Pushes a notes ref; `expected` null = it must not exist there yet (a lease against absence). */
+export async function pushNotesWithLease(
+  cwd: string,
+  remote: string,
+  ref: string,
+  expected: string | null,
+  commit: string,
+): Promise<PushFate> {
+  const lease = `--force-with-lease=${ref}:${expected ?? ""}`;
+  const args = [
+    "push",
+    "--porcelain",
+    "--no-verify",
+    lease,
+    "--end-of-options",
+    remote,
+    `${commit}:${ref}`,
+  ];
+  const result = await runGit(args, { cwd, okCodes: [1, 128] });
+  if (result.exitCode === 0) return { fate: "pushed" };
+  const refused = result.stdout.split("\n").find((l) => l.startsWith("!"));
+  if (refused !== undefined) return { fate: "rejected", message: refused.slice(1).trim() };
+  return {
+    fate: "unreachable",
+    message: lastLine(result.stderr) || `git push exited ${result.exitCode}`,
+  };
+}
+
+/** `git fetch <remote> <refspec>...`, forced refspecs as given; never prompts (GIT_TERMINAL_PROMPT=0). */
+export async function fetchRefspecs(
+  cwd: string,
+  remote: string,
+  refspecs: readonly string[],
+): Promise<FetchFate> {
+  try {
+    await runGit(["fetch", "--quiet", "--no-tags", "--end-of-options", remote, ...refspecs], {
+      cwd,
+    });
+    return { fate: "fetched" };
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { fate: "unreachable", message: lastLine(error.stderr) || error.message };
+  }
+}
+
+/** The tips of these full ref names on `remote` (absent refs are missing from the map), or why it could not be asked. */
+export async function lsRemote(
+  cwd: string,
+  remote: string,
+  refs: readonly string[],
+): Promise<
+  { fate: "listed"; tips: Map<string, string> } | { fate: "unreachable"; message: string }
+> {
+  try {
+    const { stdout } = await runGit(["ls-remote", "--end-of-options", remote, ...refs], { cwd });
+    const tips = new Map<string, string>();
+    for (const line of stdout.split("\n")) {
+      const [oid, name] = line.split("\t");
+      if (oid && name && refs.includes(name)) tips.set(name, oid);
+    }
+    return { fate: "listed", tips };
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { fate: "unreachable", message: lastLine(error.stderr) || error.message };
+  }
+}

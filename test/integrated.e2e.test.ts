@@ -1,0 +1,165 @@
+import { existsSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { attentionReasons } from "../src/core/desk/model.js";
+import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
+import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * Integrated berths (spec section 13, docs/decisions/0050): work merged into
+ * the trunk by a squash or rebase merge, so its commits are never ancestors
+ * of the trunk. A bare repository on disk is the forge's remote; clone two
+ * squash-merges by hand, as a forge's button would.
+ */
+
+let machines: TwoMachines | undefined;
+let local: TestRepo | undefined;
+afterEach(() => {
+  machines?.cleanup();
+  local?.cleanup();
+  machines = undefined;
+  local = undefined;
+});
+
+const rowOf = (json: { data: { worktrees: { id: string }[] } }, id: string) =>
+  json.data.worktrees.find((w) => w.id === id) as Record<string, unknown> | undefined;
+
+describe("a berth squash-merged on the remote's trunk", () => {
+  it("is integrated after a fetch, in prune's landed section, and pruned behind a recovery ref", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+    // The forge's squash merge, by hand in clone two, then a later unrelated commit.
+    m.two.git(["fetch", "-q", "origin", x.branch]);
+    m.two.git(["merge", "-q", "--squash", "FETCH_HEAD"]);
+    m.two.commit("x (squashed)");
+    m.two.write("later.txt", "later\n");
+    m.two.commit("later work");
+    m.two.git(["push", "-q", "origin", "main"]);
+
+    const before = await m.berth(["status", "--json"]);
+    expect(rowOf(before.json, x.id)?.state).toBe("active");
+
+    m.one.git(["fetch", "-q", "origin"]);
+    const after = await m.berth(["status", "--json"]);
+    expect(after.code).toBe(0);
+    expect(rowOf(after.json, x.id)).toMatchObject({ state: "integrated", ahead: 1 });
+    // The local trunk did not move: integration is judged against the remote's trunk as fetched.
+    expect(after.json.data.trunk.tip).toBe(m.one.git(["rev-parse", "main"]));
+
+    const dry = await m.berth(["worktree", "prune", "--dry-run", "--json"]);
+    expect(dry.json.data.sections.landed).toEqual([
+      expect.objectContaining({
+        kind: "worktree",
+        id: x.id,
+        integrated: true,
+        delete_branch: x.branch,
+      }),
+    ]);
+
+    const apply = await m.berth(["worktree", "prune", "--yes", "--json"]);
+    expect(apply.code).toBe(0);
+    expect(existsSync(x.path)).toBe(false);
+    expect(m.one.git(["branch", "--list", x.branch])).toBe("");
+    const recovery = m.one.git([
+      "for-each-ref",
+      "--format=%(refname) %(objectname)",
+      "refs/berth/recovery",
+    ]);
+    expect(recovery).toMatch(new RegExp(`^refs/berth/recovery/\\S+-${x.id} ${x.tip}$`));
+    const order = apply.json.data.applied.map((a: { action: string }) => a.action);
+    expect(order.indexOf("wrote recovery ref")).toBeLessThan(
+      order.indexOf("tore down landed berth"),
+    );
+  });
+});
+
+describe("integrated without a remote", () => {
+  it("a tree equal to the trunk's is integrated; the desk never advises update; await --landed is met", async () => {
+    local = makeRepo({ config: "[logbook]\nenabled = false\n" });
+    const r = local;
+    const env = r.env;
+    const start = await runBerth(["start", "y", "--json"], { cwd: r.path, env });
+    const y = start.json.data as { id: string; path: string; branch: string };
+    r.write("y.txt", "y\n", y.path);
+    const tip = r.commit("y", y.path);
+    r.git(["merge", "-q", "--squash", y.branch]);
+    r.commit("y (squashed)");
+
+    const status = await runBerth(["status", "--json"], { cwd: r.path, env });
+    const row = rowOf(status.json, y.id);
+    expect(row).toMatchObject({ state: "integrated", ahead: 1, behind: 1 });
+    const reasons = attentionReasons(row as never, "main", new Date());
+    expect(reasons.join("\n")).not.toContain("berth update");
+    expect(reasons.join("\n")).toContain("integrated");
+
+    const landed = await runBerth(["await", "--landed", y.branch, "--timeout", "0", "--json"], {
+      cwd: r.path,
+      env,
+    });
+    expect(landed.code).toBe(0);
+    expect(landed.json.data).toMatchObject({ met: true });
+
+    // accept refuses: landing it would put its commits on the trunk a second time.
+    const trunkBefore = r.git(["rev-parse", "main"]);
+    const accept = await runBerth(["accept", y.id, "--yes", "--json"], { cwd: r.path, env });
+    expect(accept.code).toBe(1);
+    expect(accept.json.error.code).toBe("precondition_failed");
+    expect(accept.json.error.message).toContain("integrated");
+    expect(r.git(["rev-parse", "main"])).toBe(trunkBefore);
+
+    // drop is not prune: integrated work still needs --force there, and the branch is untouched.
+    const remove = await runBerth(["worktree", "drop", y.id, "--yes", "--json"], {
+      cwd: r.path,
+      env,
+    });
+    expect(remove.code).not.toBe(0); // drop still needs --force: its commits are not on the trunk.
+    expect(r.git(["rev-parse", y.branch])).toBe(tip);
+  });
+
+  it("a berth whose merge into the trunk would change something stays active", async () => {
+    local = makeRepo({ config: "[logbook]\nenabled = false\n" });
+    const r = local;
+    const start = await runBerth(["start", "z", "--json"], { cwd: r.path, env: r.env });
+    const z = start.json.data as { id: string; path: string };
+    r.write("z.txt", "z\n", z.path);
+    r.commit("z", z.path);
+    r.write("other.txt", "other\n");
+    r.commit("unrelated trunk work");
+    const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+    expect(rowOf(status.json, z.id)?.state).toBe("active");
+  });
+
+  it("an integrated branch with no checkout leaves status refs and is pruned behind a recovery ref", async () => {
+    local = makeRepo({ config: "[logbook]\nenabled = false\n" });
+    const r = local;
+    const start = await runBerth(["start", "k", "--json"], { cwd: r.path, env: r.env });
+    const k = start.json.data as { id: string; path: string; branch: string };
+    r.write("k.txt", "k\n", k.path);
+    const tip = r.commit("k", k.path);
+    // Its checkout goes (the branch stays), then the work is squash-merged.
+    r.git(["worktree", "remove", k.path]);
+    const kept = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+    expect(kept.json.data.refs.map((x: { branch: string }) => x.branch)).toEqual([k.branch]);
+    r.git(["merge", "-q", "--squash", k.branch]);
+    r.commit("k (squashed)");
+
+    const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+    expect(status.json.data.refs).toEqual([]);
+    const dry = await runBerth(["worktree", "prune", "--dry-run", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(dry.json.data.sections.landed).toEqual([
+      { kind: "branch", branch: k.branch, tip, integrated: true },
+    ]);
+    const apply = await runBerth(["worktree", "prune", "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(apply.code, apply.stdout).toBe(0);
+    expect(r.git(["branch", "--list", k.branch])).toBe("");
+    const recovery = r.git(["for-each-ref", "--format=%(objectname)", "refs/berth/recovery"]);
+    expect(recovery).toBe(tip);
+  });
+});

@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
+import { runBerth } from "./helpers/repo.js";
+
+/**
+ * Receipts across machines (spec section 13, docs/decisions/0053, 0054): a
+ * bare repository on disk is the remote, two clones are two machines, each
+ * publishing its green receipts as notes under refs/notes/berth.
+ */
+
+const CONFIG = `[remote]
+name = "origin"
+publish_receipts = true
+
+[gate]
+checks = [{ name = "ok", run = "true" }]
+
+[logbook]
+enabled = false
+`;
+
+let machines: TwoMachines | undefined;
+afterEach(() => {
+  machines?.cleanup();
+  machines = undefined;
+});
+
+const notesOnRemote = (m: TwoMachines, commit: string) =>
+  m.one.git(["--git-dir", m.bare, "notes", "--ref=berth", "show", commit]);
+
+describe("receipts published as notes", () => {
+  it("a stage gated in clone one is awaited green from clone two", async () => {
+    const m = makeTwoMachines(CONFIG);
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+
+    // Not green yet: no note for its tip on the remote.
+    const before = await m.berth(
+      ["await", "--green", x.branch, "--remote", "--timeout", "0", "--json"],
+      m.two.path,
+    );
+    expect(before.code, before.stdout + before.stderr).toBe(124);
+    expect(before.json.data.met).toBe(false);
+
+    const gate = await m.berth(["gate", "--json"], x.path);
+    expect(gate.code, gate.stdout + gate.stderr).toBe(0);
+    const note = JSON.parse(notesOnRemote(m, x.tip));
+    expect(note).toMatchObject({ berth_receipt: 1, commit: x.tip, branch: x.branch });
+
+    const after = await m.berth(
+      ["await", "--green", x.branch, "--remote", "--timeout", "0", "--json"],
+      m.two.path,
+    );
+    expect(after.code, after.stdout + after.stderr).toBe(0);
+    expect(after.json.data).toMatchObject({ met: true, met_by: "receipt", tip: x.tip });
+
+    // status --remote in clone two: the branch with no checkout there, green by its note;
+    // an ungated one pushed from clone one is listed without.
+    const y = await startWithCommit(m, m.one, "y");
+    m.one.git(["push", "-q", "origin", y.branch], y.path);
+    const status = await m.berth(["status", "--remote", "--json"], m.two.path);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    expect(status.json.data.remote_refs).toEqual(
+      [
+        { branch: x.branch, tip: x.tip, green: true },
+        { branch: y.branch, tip: y.tip, green: false },
+      ].sort((p, q) => p.branch.localeCompare(q.branch)),
+    );
+    // Clone one holds both checkouts: nothing to add there.
+    const own = await m.berth(["status", "--remote", "--json"]);
+    expect(own.json.data.remote_refs).toEqual([]);
+
+    // A newer tip is not satisfied by the note for the older tree.
+    m.one.write("more.txt", "more\n", x.path);
+    const newer = m.one.commit("more", x.path);
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+    const stale = await m.berth(
+      ["await", "--green", x.branch, "--remote", "--timeout", "0", "--json"],
+      m.two.path,
+    );
+    expect(stale.code).toBe(124);
+    expect(stale.json.data).toMatchObject({ met: false, tip: newer });
+  });
+
+  it("concurrent gates in both clones leave both notes on the remote", async () => {
+    const m = makeTwoMachines(CONFIG);
+    machines = m;
+    const a = await startWithCommit(m, m.one, "a");
+    const b = await startWithCommit(m, m.two, "b");
+    const [ga, gb] = await Promise.all([
+      m.berth(["gate", "--json"], a.path),
+      m.berth(["gate", "--json"], b.path),
+    ]);
+    expect(ga.code, ga.stdout).toBe(0);
+    expect(gb.code, gb.stdout).toBe(0);
+    expect(JSON.parse(notesOnRemote(m, a.tip)).commit).toBe(a.tip);
+    expect(JSON.parse(notesOnRemote(m, b.tip)).commit).toBe(b.tip);
+
+    // And a third gate in clone one, after clone two's push, merges instead of overwriting.
+    const c = await startWithCommit(m, m.one, "c");
+    const gc = await m.berth(["gate", "--json"], c.path);
+    expect(gc.code).toBe(0);
+    for (const tip of [a.tip, b.tip, c.tip])
+      expect(JSON.parse(notesOnRemote(m, tip)).commit).toBe(tip);
+  });
+
+  it("a landing note answers await --landed --remote for a branch accept deleted", async () => {
+    const m = makeTwoMachines(CONFIG);
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+    const accept = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(accept.code, accept.stdout + accept.stderr).toBe(0);
+    // Gone everywhere but the landing note: deleted on the remote as a forge would.
+    m.one.git(["push", "-q", "origin", "--delete", x.branch]);
+    const landed = await m.berth(
+      ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
+      m.two.path,
+    );
+    expect(landed.code, landed.stdout + landed.stderr).toBe(0);
+    expect(landed.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
+    expect(landed.json.data.landing).toMatchObject({ branch: x.branch, tip: x.tip });
+  });
+
+  it("a wait from clone two polls the remote until clone one's gate publishes", async () => {
+    const m = makeTwoMachines(CONFIG);
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+    const waiting = runBerth(
+      ["await", "--green", x.branch, "--remote", "--timeout", "40", "--json"],
+      { cwd: m.two.path, env: m.two.env },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const gate = await m.berth(["gate", "--json"], x.path);
+    expect(gate.code).toBe(0);
+    const answer = await waiting;
+    expect(answer.code, answer.stdout + answer.stderr).toBe(0);
+    expect(answer.json.data).toMatchObject({ met: true, met_by: "receipt", tip: x.tip });
+    // The first look found nothing; the answer came from a later one, at least 5 s on.
+    expect(answer.json.data.waited_ms).toBeGreaterThanOrEqual(5000);
+  }, 60_000);
+});

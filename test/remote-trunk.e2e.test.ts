@@ -1,0 +1,132 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { installGitCounter } from "./helpers/git-counter.js";
+import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
+import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * The remote trunk (spec section 13, docs/decisions/0051): a bare repository
+ * on disk is the remote, two clones are two machines. accept lands by a push
+ * with lease of exactly the proved commit; the local trunk follows only after
+ * the remote took it.
+ */
+
+let machines: TwoMachines | undefined;
+let local: TestRepo | undefined;
+afterEach(() => {
+  machines?.cleanup();
+  local?.cleanup();
+  machines = undefined;
+  local = undefined;
+});
+
+const tipOf = (repo: TestRepo, ref: string, cwd?: string) => repo.git(["rev-parse", ref], cwd);
+const remoteTip = (m: TwoMachines) => m.one.git(["--git-dir", m.bare, "rev-parse", "main"]);
+
+describe("accept with [remote].name", () => {
+  it("pushes exactly the proved commit, then moves the local trunk", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    const run = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(remoteTip(m)).toBe(x.tip);
+    expect(tipOf(m.one, "main")).toBe(x.tip);
+    expect(tipOf(m.one, "refs/remotes/origin/main")).toBe(x.tip);
+  });
+
+  it("refuses moved when clone two moved the remote trunk; nothing rewinds, the local trunk stays", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    const localBefore = tipOf(m.one, "main");
+    // Machine two lands something first.
+    m.two.write("two.txt", "two\n");
+    const theirs = m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+
+    const run = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("moved");
+    expect(remoteTip(m)).toBe(theirs); // never rewound
+    expect(tipOf(m.one, "main")).toBe(localBefore); // never ahead of what the remote accepted
+    expect(tipOf(m.one, x.branch)).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
+
+    // update fetches the remote trunk first and merges it; then the landing goes through.
+    const update = await m.berth(["update", "--json"], x.path);
+    expect(update.code, update.stdout + update.stderr).toBe(0);
+    const merged = tipOf(m.one, "HEAD", x.path);
+    expect(m.one.git(["merge-base", "--is-ancestor", theirs, merged], x.path)).toBe("");
+    const again = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(remoteTip(m)).toBe(merged);
+    expect(tipOf(m.one, "main")).toBe(merged);
+  });
+
+  it("an unreachable remote is remote_failed, exit 1, nothing changed", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["remote", "set-url", "origin", join(m.one.dir.path, "does-not-exist.git")]);
+    const before = tipOf(m.one, "main");
+    const run = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("remote_failed");
+    expect(run.json.error.message).toContain("origin");
+    expect(tipOf(m.one, "main")).toBe(before);
+    expect(tipOf(m.one, x.branch)).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
+
+    const update = await m.berth(["update", "--json"], x.path);
+    expect(update.code).toBe(1);
+    expect(update.json.error.code).toBe("remote_failed");
+    expect(tipOf(m.one, "HEAD", x.path)).toBe(x.tip);
+
+    for (const args of [
+      ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
+      ["status", "--remote", "--json"],
+    ]) {
+      const run = await m.berth(args);
+      expect(run.code, args.join(" ")).toBe(1);
+      expect(run.json.error.code).toBe("remote_failed");
+      expect(run.json.error.message).toContain("origin");
+    }
+  });
+});
+
+describe("a fleet with no [remote]", () => {
+  it("never runs a git network command, even with an origin that would fail loudly", async () => {
+    local = makeRepo({ config: "[logbook]\nenabled = false\n" });
+    const r = local;
+    r.git(["remote", "add", "origin", join(r.dir.path, "does-not-exist.git")]);
+    const counter = installGitCounter(r.dir.path, r.env);
+    const env = counter.env;
+    const start = await runBerth(["start", "n", "--json"], { cwd: r.path, env });
+    const n = start.json.data as { id: string; path: string };
+    r.write("n.txt", "n\n", n.path);
+    r.commit("n", n.path);
+    for (const args of [
+      ["status", "--json"],
+      ["update", "--json"],
+      ["gate", "--json"],
+      ["await", "--green", n.id, "--timeout", "0", "--json"],
+      ["accept", n.id, "--yes", "--json"],
+      ["worktree", "prune", "--yes", "--json"],
+    ]) {
+      const run = await runBerth(args, {
+        cwd: args[0] === "accept" || args[0] === "worktree" ? r.path : n.path,
+        env,
+      });
+      expect(run.code, `${args.join(" ")}: ${run.stdout}${run.stderr}`).toBe(0);
+    }
+    const network = counter
+      .calls()
+      .filter((args) =>
+        args.some((a) => ["fetch", "push", "pull", "ls-remote", "clone"].includes(a)),
+      );
+    expect(network).toEqual([]);
+    expect(counter.calls().length).toBeGreaterThan(10);
+  });
+});
