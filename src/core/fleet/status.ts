@@ -1,6 +1,5 @@
 import type { Context } from "../../context.js";
 import type { StatusSummary } from "../../git/parse.js";
-import { readWorktreeStatus } from "../../git/status.js";
 import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
 import {
   type OperationInProgress,
@@ -20,6 +19,7 @@ import type { ContainmentEvidence, KeptRef } from "./containment.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
+import { takeStatusReads } from "./status-reads.js";
 import type { FleetSurvey, PendingSurvey, WorktreeFacts, WorktreeSkeleton } from "./survey.js";
 
 export type WorktreeState =
@@ -116,10 +116,11 @@ export async function readStatus(
   options: StatusOptions,
   progress?: StatusProgress,
 ): Promise<VerbResult<StatusData>> {
-  // Every scope wants the status of the checkout berth runs in: it starts
-  // before discovery, a git round trip sooner (git finds the checkout itself).
-  const currentStatus = readWorktreeStatus(ctx.cwd).catch(() => null);
-  const repo = await openRepository(ctx);
+  // Every scope wants the status of the checkout berth runs in, the worktree
+  // list and the branches: they start beside discovery (git finds the
+  // checkout itself), or were started by the CLI's entry (status-reads.ts).
+  const { currentStatus, location, lists } = takeStatusReads(ctx.cwd);
+  const repo = await openRepository(ctx, location);
   // The main checkout and a bare repository's own folder (no checkout) see the fleet.
   const inMain = repo.location.toplevel === repo.mainPath || repo.location.toplevel === null;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
@@ -133,6 +134,7 @@ export async function readStatus(
     receipts: true,
     overlaps: scope === "fleet",
     currentStatus,
+    lists,
     ...(progress === undefined ? {} : progressHooks(progress, inScope)),
   });
   const { survey, receipts, activity, containment, overlaps } = reading;

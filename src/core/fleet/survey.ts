@@ -1,9 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { GitError, UserError } from "../../errors.js";
 import type { StatusSummary, WorktreeEntry } from "../../git/parse.js";
-import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
-import { listWorktrees } from "../../git/worktrees.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
 import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
 import { adminDirFor } from "../../io/paths.js";
@@ -11,8 +9,9 @@ import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js"
 import { shellCommand } from "../../text.js";
 import { mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { Repository } from "../repo/repository.js";
-import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "../repo/trunk.js";
+import { detectTrunk, type Trunk } from "../repo/trunk.js";
 import { type Ancestry, readAncestry } from "./commit-graph.js";
+import { type FleetLists, startFleetLists } from "./fleet-lists.js";
 import { DEFAULT_POOL_SIZE } from "./pool.js";
 
 /**
@@ -69,6 +68,8 @@ export interface SurveyOptions {
    * second read.
    */
   currentStatus?: Promise<StatusSummary | null>;
+  /** The worktree list and the branches, started by the caller before discovery (fleet-lists.ts). */
+  lists?: Promise<FleetLists>;
 }
 
 /** What a survey knows of a worktree before its `git status` and the commit graph are in. */
@@ -126,10 +127,7 @@ export async function beginSurvey(
       : null;
   // Awaited below; this only keeps a failure there from counting as unhandled meanwhile.
   early?.catch(() => undefined);
-  const [entries, refs] = await Promise.all([
-    listWorktrees(cwd),
-    listRefs(cwd, TRUNK_REF_PREFIXES),
-  ]);
+  const [entries, refs] = await (options.lists ?? startFleetLists(cwd));
   const trunk = detectTrunk(repo.config, refs);
   const branches = new Map(
     refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => [r.ref.slice(11), r.oid]),
