@@ -1,6 +1,9 @@
-// Runs after `tsc` (npm run build): bundles dist/cli.js and everything it
-// imports into dist/cli.js plus shared chunks in dist/chunks/, keeping each
-// verb's lazy `import()` a chunk of its own. Node resolves and links ~50 ES
+// Runs after `tsc` (npm run build): bundles the commander wiring
+// (dist/cli-run.js) and everything it imports into dist/chunks/cli-run.js plus
+// shared chunks in dist/chunks/, keeping each verb's lazy `import()` a chunk of
+// its own. The entry, dist/cli.js, is built apart from them, so that it
+// imports nothing at all: `berth --version` is answered there by one small
+// module with the version inlined (docs/performance.md, start-up). Node resolves and links ~50 ES
 // modules for `berth status` otherwise, which costs tens of milliseconds at
 // every start (docs/performance.md). Only the small packages on the start-up
 // path are bundled; every other package (the desk's ink and react, the MCP
@@ -31,7 +34,11 @@ const packageName = (specifier) => {
 };
 
 const result = await build({
-  entryPoints: [join(dist, "cli.js")],
+  entryPoints: {
+    "chunks/cli-run": join(dist, "cli-run.js"),
+    // Imported by the entry for `berth status`, before the wiring (src/cli.ts).
+    "chunks/status-reads": join(dist, "core", "fleet", "status-reads.js"),
+  },
   outdir: dist,
   allowOverwrite: true,
   bundle: true,
@@ -61,7 +68,35 @@ const result = await build({
   ],
 });
 
+// The entry: its lazy imports (the wiring, status's first reads) are the chunks above.
+const entry = await build({
+  entryPoints: [join(dist, "cli.js")],
+  outfile: join(dist, "cli.js"),
+  allowOverwrite: true,
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  metafile: true,
+  logLevel: "warning",
+  plugins: [
+    {
+      name: "imports-are-the-bundled-chunks",
+      setup(b) {
+        b.onResolve({ filter: /^\.\// }, (args) =>
+          args.path === "./version.js"
+            ? undefined
+            : { path: `./chunks/${args.path.split("/").pop()}`, external: true },
+        );
+      },
+    },
+  ],
+});
+
 const outputs = {};
+for (const [file, output] of Object.entries(entry.metafile.outputs)) {
+  outputs[relative(root, join(root, file))] = Object.keys(output.inputs);
+}
 for (const [file, output] of Object.entries(result.metafile.outputs)) {
   outputs[relative(root, join(root, file))] = Object.keys(output.inputs);
 }

@@ -8,7 +8,7 @@ import type { CommandSpec } from "./ui/completion.js";
 /**
  * The declarations of the agent-facing verbs (spec section 12): the harness
  * hooks, `berth mcp`, and the shell habits (path, switch, shell-init,
- * completion). Wired into the program by cli.ts, which owns running a verb
+ * completion). Wired into the program by cli-run.ts, which owns running a verb
  * and exiting; every verb module is still imported only when its verb runs.
  */
 
@@ -20,7 +20,7 @@ export interface CliWiring {
     target?: string | null,
   ): Promise<never>;
   common<T extends Command<unknown[], Record<string, unknown>>>(cmd: T): T;
-  /** Ends the process with `code` (cli.ts is the one place that exits). */
+  /** Ends the process with `code` (cli-run.ts exits the process). */
   exit(code: number): never;
 }
 

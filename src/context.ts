@@ -1,3 +1,5 @@
+import { isatty } from "node:tty";
+
 /** What an effectful verb acts on, as recorded in the logbook. */
 export interface JournalSubject {
   branch: string | null;
@@ -13,7 +15,7 @@ export interface JournalSubject {
 
 /**
  * The logbook as a verb sees it. An effectful verb calls `begin` once it knows
- * its subject and before it changes anything; cli.ts writes the matching
+ * its subject and before it changes anything; cli-run.ts writes the matching
  * finish (and a begin, if the verb refused before calling it).
  */
 export interface Journal {
@@ -68,10 +70,14 @@ export function processContext(debug: boolean): Context {
     env: process.env,
     now: () => new Date(),
     stdout: process.stdout,
-    stderr: process.stderr,
+    // Made on first use: a verb that never writes to stderr (or reads stdin)
+    // does not pay for setting up its stream; isatty answers what isTTY would.
+    get stderr() {
+      return process.stderr;
+    },
     stdoutIsTTY: process.stdout.isTTY === true,
-    stderrIsTTY: process.stderr.isTTY === true,
-    stdinIsTTY: process.stdin.isTTY === true,
+    stderrIsTTY: isatty(2),
+    stdinIsTTY: isatty(0),
     debug,
     journal: silentJournal,
   };

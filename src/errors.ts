@@ -1,7 +1,7 @@
 /**
  * Typed errors. Every failure a user can cause is a `UserError` with a stable
  * `code` (spec section 4) and, where there is one, the command to run next.
- * Only `cli.ts` turns them into output and an exit code.
+ * Only `cli-run.ts` turns them into output and an exit code.
  */
 
 import type { CommandLine } from "./text.js";

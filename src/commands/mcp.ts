@@ -6,7 +6,7 @@ import { callTool, TOOLS } from "./mcp-tools.js";
 
 /**
  * `berth mcp`: a stdio MCP server over the tools in mcp-tools.ts. Only this
- * verb imports the MCP SDK and zod (cli.ts loads this module on demand), so
+ * verb imports the MCP SDK and zod (cli-run.ts loads this module on demand), so
  * every other verb starts as before. stdout carries the protocol alone: the
  * verbs' own progress and stories go to stderr.
  */

@@ -10,7 +10,7 @@ import type { CommandOutcome } from "./outcome.js";
  * The one way a verb runs, for the CLI and for the desk alike: its logbook
  * invocation (begin and finish), the run itself, and a thrown refusal or
  * failure turned into a result and its human text. The caller prints the
- * outcome (cli.ts, as `--json` or for a person, then exits) or shows it (the
+ * outcome (cli-run.ts, as `--json` or for a person, then exits) or shows it (the
  * desk's result pane).
  */
 
@@ -18,7 +18,7 @@ import type { CommandOutcome } from "./outcome.js";
  * Verbs that change something: each writes a begin and a finish event to the
  * logbook (unless `--dry-run`, which changes nothing). Keyed by the verb name
  * as typed after `berth`; pure observers (status, logbook) are never listed; `describe` is logged only when
- * it changes something (cli.ts runs a bare `describe` as a dry run).
+ * it changes something (cli-run.ts runs a bare `describe` as a dry run).
  */
 const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
   "init",

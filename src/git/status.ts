@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { lazyCrypto } from "../lazy-crypto.js";
 import { parseStatusPorcelainV2, type StatusSummary } from "./parse.js";
 import { gitEnv, runGit } from "./run.js";
 
@@ -81,7 +81,7 @@ function runStatusLane(
   paths: readonly string[],
   onOutput: (k: number, output: string | null) => void,
 ): Promise<void> {
-  const nonce = `berth-${randomBytes(16).toString("hex")}`;
+  const nonce = `berth-${lazyCrypto().randomBytes(16).toString("hex")}`;
   return new Promise((resolve, reject) => {
     const child = spawn("sh", ["-c", LANE_SCRIPT, "sh", nonce, ...paths], {
       env: gitEnv(),

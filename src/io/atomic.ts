@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { link, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
+import { lazyCrypto } from "../lazy-crypto.js";
 
 /**
  * The one place berth writes a state file (ledger entries, markers, receipts,
@@ -43,7 +43,7 @@ export async function createFileAtomic(path: string, content: string): Promise<v
 
 async function writeSyncedTemp(path: string, content: string): Promise<string> {
   await mkdir(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const temp = `${path}.${process.pid}.${lazyCrypto().randomBytes(4).toString("hex")}.tmp`;
   try {
     const handle = await open(temp, "wx");
     try {

@@ -1,6 +1,6 @@
 /**
  * The completion scripts `berth completion <shell>` prints, from the command
- * tree cli.ts declares (so a new verb or flag completes without editing this
+ * tree cli-run.ts declares (so a new verb or flag completes without editing this
  * file). Berth ids come from `berth path` at completion time.
  */
 

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { lazyCrypto } from "../../lazy-crypto.js";
 
 /**
  * Berth identity: ids, the branch and the deterministic port (spec sections 5 and 7).
@@ -28,7 +28,8 @@ export function slugify(name: string): string {
 export type RandomHex = (digits: number) => string;
 
 export const cryptoHex: RandomHex = (digits) =>
-  randomBytes(Math.ceil(digits / 2))
+  lazyCrypto()
+    .randomBytes(Math.ceil(digits / 2))
     .toString("hex")
     .slice(0, digits);
 

@@ -45,6 +45,8 @@ interface ReadingHooks {
   onSkeleton?: (pending: PendingSurvey) => void;
   /** The status of the checkout berth runs in, already under way (survey.ts). */
   currentStatus?: SurveyOptions["currentStatus"];
+  /** The worktree list and the branches, already under way (survey.ts). */
+  lists?: SurveyOptions["lists"];
 }
 
 export interface SurveyReadingOptions extends ReadingHooks {
@@ -101,13 +103,14 @@ export async function readFleet(
     ...(options.readStatusOf === undefined ? {} : { readStatusOf: options.readStatusOf }),
     ...(options.onStatus === undefined ? {} : { onStatus: options.onStatus }),
     ...(options.currentStatus === undefined ? {} : { currentStatus: options.currentStatus }),
+    ...(options.lists === undefined ? {} : { lists: options.lists }),
   });
   options.onSkeleton?.(pending);
   if (options.classify === false) return { survey: await pending.complete() };
   const now = options.now();
   const wanted = options.inScope;
   const scoped = wanted === undefined ? pending.worktrees : pending.worktrees.filter(wanted);
-  prepareContainment();
+  prepareContainment(pending);
   const trunkTip = pending.trunk.tip;
   const changes: Promise<ChangedCommit[] | null> =
     options.overlaps !== true || trunkTip === null

@@ -1,7 +1,6 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import type { StatusSummary } from "../../git/parse.js";
-import { readWorktreeStatus } from "../../git/status.js";
 import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
 import {
   type OperationInProgress,
@@ -22,6 +21,7 @@ import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
 import { type RemoteBerth, readRemoteBerths } from "./remote-berths.js";
+import { takeStatusReads } from "./status-reads.js";
 import type { FleetSurvey, PendingSurvey, WorktreeFacts, WorktreeSkeleton } from "./survey.js";
 
 export type WorktreeState =
@@ -123,10 +123,11 @@ export async function readStatus(
   options: StatusOptions,
   progress?: StatusProgress,
 ): Promise<VerbResult<StatusData>> {
-  // Every scope wants the status of the checkout berth runs in: it starts
-  // before discovery, a git round trip sooner (git finds the checkout itself).
-  const currentStatus = readWorktreeStatus(ctx.cwd).catch(() => null);
-  const repo = await openRepository(ctx);
+  // Every scope wants the status of the checkout berth runs in, the worktree
+  // list and the branches: they start beside discovery (git finds the
+  // checkout itself), or were started by the CLI's entry (status-reads.ts).
+  const { currentStatus, location, lists } = takeStatusReads(ctx.cwd);
+  const repo = await openRepository(ctx, location);
   // The main checkout and a bare repository's own folder (no checkout) see the fleet.
   const inMain = repo.location.toplevel === repo.mainPath || repo.location.toplevel === null;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
@@ -140,6 +141,7 @@ export async function readStatus(
     receipts: true,
     overlaps: scope === "fleet",
     currentStatus,
+    lists,
     ...(progress === undefined ? {} : progressHooks(progress, inScope)),
   });
   const { survey, receipts, activity, containment, overlaps } = reading;

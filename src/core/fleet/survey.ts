@@ -1,9 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { GitError, UserError } from "../../errors.js";
 import type { RefEntry, StatusSummary, WorktreeEntry } from "../../git/parse.js";
-import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
-import { listWorktrees } from "../../git/worktrees.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
 import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
 import { adminDirFor } from "../../io/paths.js";
@@ -13,6 +11,7 @@ import { mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "../repo/trunk.js";
 import { type Ancestry, readAncestry } from "./commit-graph.js";
+import { type FleetLists, startFleetLists } from "./fleet-lists.js";
 import { findIntegratedTips, type IntegrationTrunk, integrationTrunk } from "./integration.js";
 import { DEFAULT_POOL_SIZE } from "./pool.js";
 
@@ -78,6 +77,8 @@ export interface SurveyOptions {
    * second read.
    */
   currentStatus?: Promise<StatusSummary | null>;
+  /** The worktree list and the branches, started by the caller before discovery (fleet-lists.ts). */
+  lists?: Promise<FleetLists>;
 }
 
 /** What a survey knows of a worktree before its `git status` and the commit graph are in. */
@@ -137,9 +138,10 @@ export async function beginSurvey(
   early?.catch(() => undefined);
   const remote = repo.config.remote.name;
   // Local refs only: the remote's as last fetched. A survey never touches the network.
-  const prefixes =
-    remote === null ? TRUNK_REF_PREFIXES : [...TRUNK_REF_PREFIXES, `refs/remotes/${remote}`];
-  const [entries, refs] = await Promise.all([listWorktrees(cwd), listRefs(cwd, prefixes)]);
+  // Lists started before the config was read hold no remote refs: with a remote, read again.
+  const [entries, refs] = await (remote === null
+    ? (options.lists ?? startFleetLists(cwd))
+    : startFleetLists(cwd, [...TRUNK_REF_PREFIXES, `refs/remotes/${remote}`]));
   const trunk = detectTrunk(repo.config, refs);
   const branches = new Map(
     refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => [r.ref.slice(11), r.oid]),

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import type { Config } from "../../io/config-types.js";
+import { lazyCrypto } from "../../lazy-crypto.js";
 import { orderChecks, type PlannedCheck } from "./gate-runner.js";
 
 /**
@@ -30,7 +30,15 @@ export function gateDefinitionOf(gate: Config["gate"]): GateDefinition {
       timeoutMs: (check.timeout_s ?? gate.timeout_s) * 1000,
     }),
   );
-  return { checks, digest: gateDigest(checks) };
+  // Hashed when first read: a survey with no receipt to judge never needs it.
+  let digest: string | undefined;
+  return {
+    checks,
+    get digest() {
+      digest ??= gateDigest(checks);
+      return digest;
+    },
+  };
 }
 
 /** The digest of planned checks; any change to a name, command, `after`, order or timeout changes it. */
@@ -41,5 +49,5 @@ export function gateDigest(checks: readonly PlannedCheck[]): string {
     after: [...check.after],
     timeout_ms: check.timeoutMs,
   }));
-  return `sha256:${createHash("sha256").update(JSON.stringify(canonical)).digest("hex")}`;
+  return `sha256:${lazyCrypto().createHash("sha256").update(JSON.stringify(canonical)).digest("hex")}`;
 }

@@ -24,8 +24,12 @@ export interface Repository {
   config: Config;
 }
 
-export async function openRepository(ctx: Context): Promise<Repository> {
-  const location = await discoverRepo(ctx.cwd);
+/** `discovery`: discoverRepo(ctx.cwd), when the caller started it already (status-reads.ts). */
+export async function openRepository(
+  ctx: Context,
+  discovery: Promise<RepoLocation> = discoverRepo(ctx.cwd),
+): Promise<Repository> {
+  const location = await discovery;
   const { mainPath, bareDir } =
     location.mainPath === null
       ? await locateMainCheckout(location)

@@ -1,0 +1,43 @@
+import type { StatusSummary } from "../../git/parse.js";
+import { discoverRepo, type RepoLocation } from "../../git/repo.js";
+import { readWorktreeStatus } from "../../git/status.js";
+import { type FleetLists, startFleetLists } from "./fleet-lists.js";
+
+/**
+ * The git processes every `berth status` starts before it knows anything:
+ * the status of the checkout it runs in, discovery's rev-parse, the worktree
+ * list and the branches. None needs another's answer, so they run side by
+ * side; and the CLI's entry starts them before it loads commander and the
+ * status code, so they run while those load (docs/performance.md, start-up).
+ * Each is still read fresh by this run: started a few milliseconds sooner,
+ * never kept for another (decision 0014).
+ */
+export interface StatusReads {
+  cwd: string;
+  currentStatus: Promise<StatusSummary | null>;
+  location: Promise<RepoLocation>;
+  lists: Promise<FleetLists>;
+}
+
+let started: StatusReads | null = null;
+
+/** Starts the reads for `cwd` (cli.ts, for `berth status`); the status verb takes them. */
+export function startStatusReads(cwd: string): StatusReads {
+  const location = discoverRepo(cwd);
+  // Awaited by the verb; handled now so that a refusal is not unhandled meanwhile.
+  void location.catch(() => undefined);
+  started = {
+    cwd,
+    currentStatus: readWorktreeStatus(cwd).catch(() => null),
+    location,
+    lists: startFleetLists(cwd),
+  };
+  return started;
+}
+
+/** The reads the entry started for this folder, once; otherwise they start now. */
+export function takeStatusReads(cwd: string): StatusReads {
+  const reads = started?.cwd === cwd ? started : startStatusReads(cwd);
+  started = null;
+  return reads;
+}
