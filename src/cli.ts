@@ -192,6 +192,10 @@ export function buildProgram(): Command {
       .argument("[berth]", "a berth id, path or branch (default: the berth you are in)"),
   )
     .option("--yes", "answer the confirmation")
+    .option(
+      "--no-wait",
+      "submit to the landing queue and return (without --yes it awaits approval)",
+    )
     .option("--dry-run", "show the plan and change nothing")
     .action((target, opts) =>
       execute(
@@ -201,6 +205,55 @@ export function buildProgram(): Command {
         target,
       ),
     );
+
+  const queue = common(
+    program
+      .command("queue")
+      .description("the landing queue: entries in order, their state and why one was rejected"),
+  ).action((opts) =>
+    execute(
+      "queue",
+      opts,
+      async (ctx) => (await import("./commands/queue.js")).queueListCommand(ctx),
+      null,
+    ),
+  );
+  common(
+    queue.command("run").description("drain the landing queue: land or reject every entry"),
+  ).action((_opts, cmd) =>
+    execute(
+      "queue run",
+      cmd.optsWithGlobals(),
+      async (ctx) => (await import("./commands/queue.js")).queueRunCommand(ctx),
+      null,
+    ),
+  );
+  common(
+    queue
+      .command("approve")
+      .description("let a berth's entry land (before it is green: land when green)")
+      .argument("<berth>", "a berth id or branch"),
+  ).action((target, _opts, cmd) =>
+    execute(
+      "queue approve",
+      cmd.optsWithGlobals(),
+      async (ctx) => (await import("./commands/queue.js")).queueApproveCommand(ctx, target),
+      target,
+    ),
+  );
+  common(
+    queue
+      .command("withdraw")
+      .description("take a berth's entry out of the landing queue (the berth is untouched)")
+      .argument("<berth>", "a berth id or branch"),
+  ).action((target, _opts, cmd) =>
+    execute(
+      "queue withdraw",
+      cmd.optsWithGlobals(),
+      async (ctx) => (await import("./commands/queue.js")).queueWithdrawCommand(ctx, target),
+      target,
+    ),
+  );
 
   const worktree = program
     .command("worktree")

@@ -68,6 +68,8 @@ const REF_WRITERS: Record<string, string[]> = {
   "core/landing/accept-apply.ts": ["moveRef"],
   // A landing note on the landed commit (refs/notes/berth-landings): appended, never removed.
   "core/landing/landings.ts": ["appendNote"],
+  // The landing queue merges trunk tip and stacks in its throwaway integration checkout.
+  "core/landing/queue-integrate.ts": ["mergeCommit"],
   // update merges into the berth's own branch.
   "core/landing/update.ts": ["mergeCommit"],
   // THE branch delete (accept, drop, prune), by compare-and-swap.

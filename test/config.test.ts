@@ -18,7 +18,8 @@ const DEFAULTS: Omit<Config, "file"> = {
     setup: { steps: [], ensure: [] },
     resources: [],
   },
-  gate: { fail_fast: true, timeout_s: 600, checks: [] },
+  gate: { fail_fast: true, timeout_s: 600, checks: [], capacity: { max_parallel: null } },
+  acceptance: { batch: 1, pre_authorized: false },
   logbook: { enabled: true },
 };
 
@@ -104,6 +105,13 @@ checks = [
   { name = "test", run = "npm test", after = ["typecheck"], timeout_s = 1200 },
 ]
 
+[gate.capacity]
+max_parallel = 2
+
+[acceptance]
+batch = 5
+pre_authorized = true
+
 [logbook]
 enabled = false
 `);
@@ -143,7 +151,9 @@ enabled = false
           { name: "typecheck", run: "npm run typecheck", after: [], timeout_s: null },
           { name: "test", run: "npm test", after: ["typecheck"], timeout_s: 1200 },
         ],
+        capacity: { max_parallel: 2 },
       },
+      acceptance: { batch: 5, pre_authorized: true },
       logbook: { enabled: false },
     });
   });
@@ -184,8 +194,15 @@ describe("loadConfig refusals", () => {
     const error = await refusal("[logbok]\nenabled = true\n");
     expect(error.keyPath).toBe("logbok");
     expect(error.message).toContain(
-      'unknown key "logbok" (known keys: repository, worktree, gate, logbook)',
+      'unknown key "logbok" (known keys: repository, worktree, gate, acceptance, logbook)',
     );
+  });
+
+  it("refuses a batch of 0 and a max_parallel that is not a positive integer", async () => {
+    const batch = await refusal("[acceptance]\nbatch = 0\n");
+    expect(batch.keyPath).toBe("acceptance.batch");
+    const slots = await refusal('[gate.capacity]\nmax_parallel = "two"\n');
+    expect(slots.keyPath).toBe("gate.capacity.max_parallel");
   });
 
   it("refuses an unknown nested key and lists the known ones", async () => {

@@ -35,6 +35,19 @@ export interface Config {
     /** In file order. */
     resources: ResourceConfig[];
   };
-  gate: { fail_fast: boolean; timeout_s: number; checks: GateCheckConfig[] };
+  gate: {
+    fail_fast: boolean;
+    timeout_s: number;
+    checks: GateCheckConfig[];
+    /** At most this many gates at once across the fleet; null = no limit. */
+    capacity: { max_parallel: number | null };
+  };
+  /** How the landing queue lands (spec section 11). */
+  acceptance: {
+    /** How many queued entries one integration commit carries. */
+    batch: number;
+    /** Every submitted entry may land once green, without a person's confirmation. */
+    pre_authorized: boolean;
+  };
   logbook: { enabled: boolean };
 }

@@ -267,12 +267,20 @@ const gateSchema = table({
   fail_fast: v.optional(boolean, true),
   timeout_s: v.optional(positiveInteger, 600n),
   checks: v.optional(v.array(checkSchema, expected("an array of check tables")), () => []),
+  // How many gates may run at once across the fleet (spec section 11); unset = no limit.
+  capacity: v.optional(table({ max_parallel: v.optional(positiveInteger) }), {}),
+});
+
+const acceptanceSchema = table({
+  batch: v.optional(positiveInteger, 1n),
+  pre_authorized: v.optional(boolean, false),
 });
 
 const configSchema = table({
   repository: v.optional(repositorySchema, {}),
   worktree: v.optional(worktreeSchema, {}),
   gate: v.optional(gateSchema, {}),
+  acceptance: v.optional(acceptanceSchema, {}),
   logbook: v.optional(table({ enabled: v.optional(boolean, true) }), {}),
 });
 
@@ -300,7 +308,7 @@ export function formatKeyPath(path: readonly { key: unknown }[]): string | undef
 }
 
 function toConfig(file: string | null, parsed: ParsedConfig): Config {
-  const { repository, worktree, gate, logbook } = parsed;
+  const { repository, worktree, gate, acceptance, logbook } = parsed;
   const resources: ResourceConfig[] = Object.entries(worktree.resources).map(
     ([name, resource]) => ({ name, ...resource }),
   );
@@ -312,7 +320,13 @@ function toConfig(file: string | null, parsed: ParsedConfig): Config {
     file,
     repository: { trunk: repository.trunk ?? null, branch_prefix: repository.branch_prefix },
     worktree: { ...worktree, setup: { ...worktree.setup }, resources },
-    gate: { ...gate, checks },
+    gate: {
+      fail_fast: gate.fail_fast,
+      timeout_s: gate.timeout_s,
+      checks,
+      capacity: { max_parallel: gate.capacity.max_parallel ?? null },
+    },
+    acceptance: { ...acceptance },
     logbook: { ...logbook },
   };
 }

@@ -1,13 +1,16 @@
 import type { Context } from "../../context.js";
+import { isWaitingForSlot } from "../../io/gate-slots.js";
 import {
   type OperationInProgress,
   type OperationKind,
   readOperationInProgress,
 } from "../../io/in-progress.js";
+import { type QueueState, readQueue } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { portFor } from "../berth/identity.js";
 import { type RecentLanding, readRecentLandings } from "../landing/landings.js";
+import { viewQueue } from "../landing/queue.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
@@ -58,6 +61,14 @@ export interface StatusRow {
   contained: ContainmentEvidence | null;
   /** A git operation stopped half-way there (merge, rebase, am, cherry-pick, revert), or null. */
   in_progress: OperationKind | null;
+  /** Its newest landing-queue entry (spec section 11), or null when it was never submitted. */
+  queue: StatusQueueEntry | null;
+}
+
+export interface StatusQueueEntry {
+  state: QueueState;
+  position: number | null;
+  reason: string | null;
 }
 
 export interface StatusData {
@@ -96,11 +107,27 @@ export async function readStatus(
     receipts: true,
   });
   const landings = await landingsRead;
-  const rows = inScope.map((w) => {
-    const verdict = containment.worktrees.get(w.entry.path);
-    const evidence = verdict?.contained ? verdict.evidence : null;
-    return withActivity(toStatusRow(survey, w, receipts.get(w.entry.path), evidence), activity);
-  });
+  const queue = new Map(
+    viewQueue(await readQueue(repo.location.commonDir)).map((e) => [
+      e.branch,
+      { state: e.state, position: e.position, reason: e.reason },
+    ]),
+  );
+  const rows = await Promise.all(
+    inScope.map(async (w) => {
+      const verdict = containment.worktrees.get(w.entry.path);
+      const evidence = verdict?.contained ? verdict.evidence : null;
+      const row = withActivity(
+        toStatusRow(survey, w, receipts.get(w.entry.path), evidence),
+        activity,
+      );
+      row.queue = (row.branch === null ? undefined : queue.get(row.branch)) ?? null;
+      if (w.adminDir !== null && (await isWaitingForSlot(w.adminDir))) {
+        row.running = "gate (waiting for a slot)";
+      }
+      return row;
+    }),
+  );
   const hints: string[] = inProgressHints(rows, inScope);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
   // A branch a live checkout is rebasing is held by it (its HEAD is detached meanwhile): never abandoned.
@@ -169,6 +196,7 @@ export function toStatusRow(
     state: classifyState(w, survey, contained !== null),
     contained,
     in_progress: operationOf(w)?.kind ?? null,
+    queue: null,
   };
 }
 
