@@ -4,6 +4,7 @@ import { isAncestor } from "../../git/ancestry.js";
 import { listRefs, resolveCommit } from "../../git/refs.js";
 import { acquireLockFile, type HeldLock, thisProcessOwner } from "../../io/lock.js";
 import { isFinal, type QueueEntry, queueLockPath, readQueue } from "../../io/queue-store.js";
+import { surveyFleet } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "../repo/trunk.js";
 import type { AcceptApplyOptions } from "./accept.js";
@@ -13,6 +14,7 @@ import {
   finishEntry,
   type GroupOutcome,
   integrate,
+  integrationIdPrefix,
   type Lander,
   landFastForward,
   rejectEntry,
@@ -191,7 +193,9 @@ async function recover(lander: Lander, trunk: string): Promise<void> {
       await updateEntry(lander, entry, { state: "landed", step: null, lander: null });
       continue;
     }
-    if (integration?.id) await discardIntegration(lander, integration.id);
+    // Killed while its checkout was being made, the id was never recorded: it is named after the group's first entry.
+    const ids = integration?.id ? [integration.id] : await integrationBerthsOf(repo, entry.seq);
+    for (const id of ids) await discardIntegration(lander, id);
     await updateEntry(lander, entry, {
       state: "queued",
       step: null,
@@ -210,6 +214,14 @@ async function finishIntegrationBerth(lander: Lander, id: string): Promise<void>
   } catch {
     // Already gone: nothing of it is left to finish.
   }
+}
+
+/** Integration berths a lander began for the group led by entry `seq` (./queue-integrate.ts names them). */
+async function integrationBerthsOf(repo: Repository, seq: number): Promise<string[]> {
+  const survey = await surveyFleet(repo, { readStatusOf: () => false });
+  return survey.worktrees.flatMap((w) =>
+    w.marker !== null && w.marker.id.startsWith(integrationIdPrefix(seq)) ? [w.marker.id] : [],
+  );
 }
 
 async function onTrunk(repo: Repository, commit: string, trunk: string): Promise<boolean> {

@@ -154,7 +154,7 @@ export async function integrate(
   let checkout: { id: string; path: string };
   try {
     const started = await startBerth(ctx, {
-      name: `integrate-${first.seq}`,
+      name: integrationIdPrefix(first.seq).slice(0, -1),
       from: trunk,
       random: suffixFrom(first.tip),
     });
@@ -251,6 +251,11 @@ export async function integrate(
     await finishEntry(lander, entry, { old: trunkTip, new: commit, trunk }, applied);
   }
   return "done";
+}
+
+/** The id of the integration berth for the group led by entry `seq` starts with this. */
+export function integrationIdPrefix(seq: number): string {
+  return `integrate-${seq}-`;
 }
 
 /**
