@@ -6,6 +6,8 @@ import {
   runQueue,
   withdrawEntry,
 } from "../core/landing/queue.js";
+import { shellCommand } from "../text.js";
+import type { Confirmation } from "../ui/confirm.js";
 import { gateProgress } from "../ui/gate-view.js";
 import { renderQueue, renderQueueRun } from "../ui/queue-view.js";
 import { colorsFor } from "../ui/style.js";
@@ -49,4 +51,9 @@ export async function queueWithdrawCommand(ctx: Context, target: string): Promis
   const result = await withdrawEntry(ctx, target);
   const entries: QueueData = { entries: result.data ? [result.data.entry] : [] };
   return { result, human: (c) => ({ stdout: renderQueue(entries, c) }) };
+}
+
+/** The desk's confirmation of approve and withdraw: one line, the command that does it. */
+export function queueConfirmation(question: string, args: string[]): Confirmation {
+  return { question, yesCommand: shellCommand(args), planText: `${question}\n`, plan: [] };
 }

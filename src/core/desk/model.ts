@@ -171,7 +171,15 @@ export function reselect(model: DeskModel, key: string | null, index: number): n
   return Math.min(Math.max(index, 0), model.items.length - 1);
 }
 
-export type DeskAction = "gate" | "update" | "accept" | "reclaim" | "drop" | "shell";
+export type DeskAction =
+  | "gate"
+  | "update"
+  | "accept"
+  | "approve"
+  | "withdraw"
+  | "reclaim"
+  | "drop"
+  | "shell";
 
 /**
  * Why an action is not offered on an item, or null when it is. Only the
@@ -192,8 +200,16 @@ export function actionUnavailable(item: DeskItem | undefined, action: DeskAction
     const title = DESK_GROUPS.find((g) => g.key === item.group)?.title ?? item.group;
     return `reclaim is only for contained rows (clean, idle, every commit inside another live branch); ${row.id} is in "${title}"`;
   }
+  if ((action === "approve" || action === "withdraw") && !isWaiting(row.queue?.state)) {
+    return `${row.id} has no entry waiting in the landing queue${row.queue ? ` (it is ${row.queue.state})` : ""}; a accepts it`;
+  }
   if (row.prunable && action !== "drop") {
     return `${row.id}'s folder is gone; berth worktree prune clears its registration`;
   }
   return null;
+}
+
+/** A queue entry that approve and withdraw can still act on. */
+function isWaiting(state: string | undefined): boolean {
+  return state === "awaiting_approval" || state === "queued";
 }

@@ -220,7 +220,7 @@ async function finishIntegrationBerth(lander: Lander, id: string): Promise<void>
 async function integrationBerthsOf(repo: Repository, seq: number): Promise<string[]> {
   const survey = await surveyFleet(repo, { readStatusOf: () => false });
   return survey.worktrees.flatMap((w) =>
-    w.marker !== null && w.marker.id.startsWith(integrationIdPrefix(seq)) ? [w.marker.id] : [],
+    w.marker?.id.startsWith(integrationIdPrefix(seq)) ? [w.marker.id] : [],
   );
 }
 

@@ -31,13 +31,15 @@ const KEY_ACTIONS: Record<string, DeskAction> = {
   g: "gate",
   u: "update",
   a: "accept",
+  p: "approve",
+  w: "withdraw",
   r: "reclaim",
   x: "drop",
   s: "shell",
 };
 
 const LEGEND =
-  "j/k or ↑/↓ move   enter/d detail   g gate   u update   a accept   r reclaim   x drop   s shell   q quit";
+  "j/k or ↑/↓ move   enter/d detail   g gate   u update   a accept   p approve   w withdraw   r reclaim   x drop   s shell   q quit";
 
 export interface DeskProps {
   controller: DeskController;

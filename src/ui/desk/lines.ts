@@ -73,6 +73,12 @@ function remark(item: DeskBerthItem): string {
   const { row } = item;
   const parts: string[] = [];
   if (row.running !== null) parts.push(runningLabel(row.running));
+  if (row.queue !== null) {
+    const place = row.queue.position === null ? "" : ` #${row.queue.position}`;
+    parts.push(
+      `queue: ${row.queue.state}${place}${row.queue.reason ? ` (${row.queue.reason})` : ""}`,
+    );
+  }
   if (item.group === "contained" && row.contained !== null) {
     parts.push(`contained in ${row.contained.container} (+${row.contained.container_ahead})`);
   }
