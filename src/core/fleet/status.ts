@@ -10,7 +10,7 @@ import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { portFor } from "../berth/identity.js";
 import { type RecentLanding, readRecentLandings } from "../landing/landings.js";
-import { viewQueue } from "../landing/queue.js";
+import { viewQueue } from "../landing/queue-entries.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";

@@ -5,7 +5,7 @@ import type { PlanStep } from "../../result.js";
 import type { TeardownTarget } from "../lifecycle/teardown.js";
 import type { Repository } from "../repo/repository.js";
 import type { GateData, GateOptions } from "./gate.js";
-import type { QueueEntryView } from "./queue.js";
+import type { QueueEntryView } from "./queue-entries.js";
 
 /**
  * `berth accept [<berth>]` (spec sections 5 and 9): the only verb that moves

@@ -10,7 +10,6 @@ import {
   type QueueEntry,
   type QueueState,
   queueDir,
-  type Rejection,
   readQueue,
   writeEntry,
 } from "../../io/queue-store.js";
@@ -21,7 +20,10 @@ import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { acquireQueueLock, type DrainReport, drainQueue } from "./queue-drain.js";
+import { type QueueEntryView, viewQueue } from "./queue-entries.js";
 import type { Lander } from "./queue-integrate.js";
+
+export { type QueueEntryView, viewQueue };
 
 /**
  * The landing queue as verbs see it (spec section 11): submitting a berth's
@@ -35,22 +37,6 @@ import type { Lander } from "./queue-integrate.js";
  * under `queue/grants/`). An entry without any waits as `awaiting_approval`.
  */
 
-export interface QueueEntryView {
-  /** 1-based place among entries still to be decided; null once decided. */
-  position: number | null;
-  seq: number;
-  id: string;
-  branch: string;
-  tip: string;
-  state: QueueState;
-  authority: Authority | null;
-  reason: string | null;
-  rejection: Rejection | null;
-  landed: QueueEntry["landed"];
-  gate_runs: number;
-  submitted_at: string;
-}
-
 export interface QueueData {
   entries: QueueEntryView[];
 }
@@ -60,24 +46,6 @@ export interface QueueRunData extends QueueData {
   decided: QueueEntryView[];
   /** Gate runs this run made (a batch gated once counts once). */
   gate_runs: number;
-}
-
-export function viewQueue(entries: readonly QueueEntry[]): QueueEntryView[] {
-  let position = 0;
-  return entries.map((e) => ({
-    position: isFinal(e) ? null : ++position,
-    seq: e.seq,
-    id: e.id,
-    branch: e.branch,
-    tip: e.tip,
-    state: e.state,
-    authority: e.authority,
-    reason: e.reason,
-    rejection: e.rejection,
-    landed: e.landed,
-    gate_runs: e.gate_runs,
-    submitted_at: e.submitted_at,
-  }));
 }
 
 function grantPath(repo: Repository, id: string): string {
