@@ -131,6 +131,10 @@ describe("landing a fleet through the queue", () => {
     });
     expect(awaited.code).toBe(1);
     expect(awaited.json.data).toMatchObject({ met: false, reason: "rejected" });
+    const told = await runBerth(["await", "--landed", second.branch], { cwd: repo.path, env });
+    expect(told.code).toBe(1);
+    expect(told.stdout).toContain("was rejected by the landing queue");
+    expect(told.stderr).toContain("shared.txt");
   });
 
   it("a berth whose own berth.toml declares no checks, carrying content the trunk's checks reject, is rejected by the trunk's gate", async () => {

@@ -305,6 +305,8 @@ async function resumedTarget(
 }
 
 function hintsFor(data: AwaitData): string[] {
+  // A rejection is its own answer (its hint says why); there is nothing to wait on.
+  if (data.reason === "rejected") return [];
   if (!data.met) {
     const again =
       data.resume === null ? null : shellCommand(["berth", "await", "--resume", data.resume]);
