@@ -118,6 +118,8 @@ describe("landing a fleet through the queue", () => {
     expect(repo.git(["status", "--porcelain"], second.path)).toBe("");
     expect(receiptOf(repo, second.id)).toBe(receiptBefore);
     expect(berthBranches(repo)).toEqual([second.branch]);
+    // Discarding the integration checkout wrote no ref at all (no recovery ref for its merge).
+    expect(repo.git(["for-each-ref", "--format=%(refname)", "refs/berth/recovery"])).toBe("");
 
     const queue = await runBerth(["queue", "--json"], { cwd: repo.path, env });
     const entry = queue.json.data.entries.at(-1);

@@ -3,12 +3,15 @@ import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../git/merge.js";
 import { resolveCommit } from "../../git/refs.js";
-import type { LockOwner } from "../../io/lock.js";
+import { type LockOwner, withFleetLock } from "../../io/lock.js";
 import { type QueueEntry, type Rejection, writeEntry } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
-import { applyDrop, planDrop } from "../lifecycle/drop.js";
+import { surveyFleet } from "../fleet/survey.js";
+import { deleteBranch } from "../lifecycle/branch-deletion.js";
+import { teardownTargetOf } from "../lifecycle/removal-facts.js";
 import { startBerth } from "../lifecycle/start.js";
+import { applyTeardown } from "../lifecycle/teardown.js";
 import type { Repository } from "../repo/repository.js";
 import { type AcceptApplyOptions, type AcceptData, applyAccept, planAccept } from "./accept.js";
 import { recordLanding } from "./landings.js";
@@ -338,17 +341,33 @@ export async function finishEntry(
   }
 }
 
-/** Removes a throwaway integration berth (forced: its merge commit landed or is worthless). */
+/**
+ * Removes a throwaway integration berth: THE teardown (its resources, its
+ * checkout), then its branch by compare-and-swap. Its merge commit proved
+ * nothing worth keeping, so unlike a forced drop no recovery ref is written:
+ * a rejection leaves the fleet as it was.
+ */
 export async function discardIntegration(lander: Lander, id: string): Promise<void> {
+  const { repo } = lander;
   const ctx = queueContext(lander, null);
   try {
-    await applyDrop(ctx, await planDrop(ctx, { target: id, force: true }));
+    const survey = await surveyFleet(repo, { readStatusOf: () => false });
+    const berth = survey.worktrees.find((w) => w.marker?.id === id);
+    const target = berth === undefined ? null : teardownTargetOf(berth);
+    if (berth === undefined || target === null) return;
+    const branch = berth.entry.branch;
+    const head = berth.entry.head;
+    await withFleetLock(repo.location.commonDir, "queue run", async () => {
+      const teardown = await applyTeardown(repo, ctx, target, { force: true, requireClean: false });
+      if (!teardown.ok) throw new Error(teardown.failure?.reason ?? "the teardown stopped");
+      if (branch !== null && head !== null) {
+        await deleteBranch(repo.mainPath, repo.location.commonDir, branch, head);
+      }
+    });
   } catch (error) {
-    if (!(error instanceof UserError && error.code === "unknown_target")) {
-      lander.ctx.stderr.write(
-        `berth: the integration checkout ${id} was not removed: ${(error as Error).message}\n`,
-      );
-    }
+    lander.ctx.stderr.write(
+      `berth: the integration checkout ${id} was not removed: ${(error as Error).message}\n`,
+    );
   }
 }
 
