@@ -62,8 +62,22 @@ export async function submitAndLand(
       data.validated = { ...data.validated, commit: entry.landed.new_trunk };
     }
     data.landing = { ...data.landing, trunk_landed: true };
-    const hints = error ? [`after landing: ${(error as Error).message}`] : [];
-    return { ok: true, verb: "accept", data, steps: [], hints };
+    if (error !== undefined) {
+      // It landed, but its berth could not be finished: what is left is accept's to finish.
+      return {
+        ok: false,
+        verb: "accept",
+        data,
+        steps: [],
+        hints: [],
+        error: {
+          code: "partial",
+          message: `${data.branch} has landed on ${data.trunk.name}, but ${(error as Error).message}`,
+          next: shellCommand(["berth", "accept", data.branch]),
+        },
+      };
+    }
+    return { ok: true, verb: "accept", data, steps: [], hints: [] };
   }
   if (entry.state === "rejected" && error !== undefined && result === undefined) throw error;
   const data: AcceptData = {

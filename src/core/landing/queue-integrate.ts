@@ -5,6 +5,7 @@ import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../g
 import { resolveCommit } from "../../git/refs.js";
 import { type LockOwner, withFleetLock } from "../../io/lock.js";
 import { type QueueEntry, type Rejection, writeEntry } from "../../io/queue-store.js";
+import { writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { VerbResult } from "../../result.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import { surveyFleet } from "../fleet/survey.js";
@@ -14,7 +15,6 @@ import { startBerth } from "../lifecycle/start.js";
 import { applyTeardown } from "../lifecycle/teardown.js";
 import type { Repository } from "../repo/repository.js";
 import { type AcceptApplyOptions, type AcceptData, applyAccept, planAccept } from "./accept.js";
-import { recordLanding } from "./landings.js";
 
 /**
  * Landing one group of queue entries (spec section 11), every step recorded
@@ -295,18 +295,22 @@ export async function finishEntry(
 ): Promise<void> {
   const { repo } = lander;
   await updateEntry(lander, entry, { step: "finish" });
-  const hints = await recordLanding(repo.location.commonDir, repo.mainPath, {
+  // Accept's own unfinished-landing record: the finish below (or any later
+  // `berth accept <branch>`) knows this berth landed, even with no commits of
+  // its own, and records the landing once from it.
+  await writeLandingRecord(repo.location.commonDir, {
     version: 1,
     id: entry.id,
     branch: entry.branch,
-    tip: entry.tip,
+    path: entry.path ?? "",
     trunk: move.trunk,
-    old_trunk: move.old,
-    new_trunk: move.new,
-    proved_by: "gate",
-    stages: [],
-    at: lander.ctx.now().toISOString(),
+    old: move.old,
+    new: move.new,
+    validated_by: "gate",
+    main_checkout: null,
+    created_at: lander.ctx.now().toISOString(),
   });
+  const hints: string[] = [];
   const ctx = queueContext(lander, entry);
   let finish: VerbResult<AcceptData> | null = null;
   let problem: string | null = null;
