@@ -8,6 +8,7 @@ import {
   declareShellVerbs,
 } from "./cli-agents.js";
 import { addExamples } from "./cli-examples.js";
+import { declareQueueVerbs } from "./cli-queue.js";
 import type { CommandOutcome } from "./commands/outcome.js";
 import type { Context } from "./context.js";
 import { VERSION } from "./version.js";
@@ -204,6 +205,10 @@ export function buildProgram(execute: VerbExecutor, exit: ProcessExit = NO_EXIT)
       .argument("[berth]", "a berth id, path or branch (default: the berth you are in)"),
   )
     .option("--yes", "answer the confirmation")
+    .option(
+      "--no-wait",
+      "submit to the landing queue and return (without --yes it awaits approval)",
+    )
     .option("--dry-run", "show the plan and change nothing")
     .action((target, opts) =>
       execute(
@@ -325,6 +330,7 @@ export function buildProgram(execute: VerbExecutor, exit: ProcessExit = NO_EXIT)
     );
 
   const wiring: CliWiring = { execute, common, exit };
+  declareQueueVerbs(program, wiring);
   declareHookVerbs(program, wiring);
   declareMcpVerb(program, wiring);
   declareShellVerbs(program, wiring);

@@ -267,15 +267,24 @@ const gateSchema = table({
   fail_fast: v.optional(boolean, true),
   timeout_s: v.optional(positiveInteger, 600n),
   checks: v.optional(v.array(checkSchema, expected("an array of check tables")), () => []),
+  // How many gates may run at once across the fleet (spec section 11); unset = no limit.
+  capacity: v.optional(table({ max_parallel: v.optional(positiveInteger) }), {}),
+});
+
+// How the landing queue lands (spec section 11). pre_authorized is the standing
+// grant: every submission (a person's --no-wait, an agent's accept through berth mcp
+// or a hook) may land once green, without a person's approval.
+const acceptanceSchema = table({
+  batch: v.optional(positiveInteger, 1n),
+  pre_authorized: v.optional(boolean, false),
 });
 
 const configSchema = table({
   repository: v.optional(repositorySchema, {}),
   worktree: v.optional(worktreeSchema, {}),
   gate: v.optional(gateSchema, {}),
+  acceptance: v.optional(acceptanceSchema, {}),
   logbook: v.optional(table({ enabled: v.optional(boolean, true) }), {}),
-  // A standing grant: an agent's accept (berth mcp) may land without a person (spec section 11).
-  acceptance: v.optional(table({ pre_authorized: v.optional(boolean, false) }), {}),
   remote: v.optional(
     table({
       name: v.optional(
@@ -314,7 +323,7 @@ export function formatKeyPath(path: readonly { key: unknown }[]): string | undef
 }
 
 function toConfig(file: string | null, parsed: ParsedConfig): Config {
-  const { repository, worktree, gate, logbook, acceptance, remote } = parsed;
+  const { repository, worktree, gate, acceptance, logbook, remote } = parsed;
   const resources: ResourceConfig[] = Object.entries(worktree.resources).map(
     ([name, resource]) => ({ name, ...resource }),
   );
@@ -326,9 +335,14 @@ function toConfig(file: string | null, parsed: ParsedConfig): Config {
     file,
     repository: { trunk: repository.trunk ?? null, branch_prefix: repository.branch_prefix },
     worktree: { ...worktree, setup: { ...worktree.setup }, resources },
-    gate: { ...gate, checks },
-    logbook: { ...logbook },
+    gate: {
+      fail_fast: gate.fail_fast,
+      timeout_s: gate.timeout_s,
+      checks,
+      capacity: { max_parallel: gate.capacity.max_parallel ?? null },
+    },
     acceptance: { ...acceptance },
+    logbook: { ...logbook },
     remote: {
       name: remote.name === "" ? null : remote.name,
       publish_receipts: remote.publish_receipts,

@@ -150,8 +150,13 @@ describe.concurrent(SCENARIOS, { timeout: 180_000 }, () => {
       "0",
       "--json",
     ]);
-    await check("accept-refuses-behind", ["accept", behind.id, "--yes", "--json"], {
+    // Behind the trunk: the queue lands it through an integration commit whose message names the berth.
+    await check("accept-integrates-behind", ["accept", behind.id, "--yes", "--json"], {
       cwd: repo.path,
+      volatileOids: () => {
+        const merge = repo.git(["rev-parse", "main"]);
+        return [merge, merge.slice(0, 8)];
+      },
     });
     const dirty = await g.start("dirty");
     writeFileSync(join(dirty.path, "untracked.txt"), "new\n");

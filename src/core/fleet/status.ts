@@ -3,6 +3,7 @@ import { UserError } from "../../errors.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
+import { isWaitingForSlot } from "../../io/gate-slots.js";
 import {
   type OperationInProgress,
   type OperationKind,
@@ -12,6 +13,7 @@ import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { portFor } from "../berth/identity.js";
 import { type RecentLanding, readRecentLandings } from "../landing/landings.js";
+import { readQueueByBranch, type StatusQueueEntry } from "../landing/queue-entries.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
@@ -68,6 +70,8 @@ export interface StatusRow {
   contained: ContainmentEvidence | null;
   /** A git operation stopped half-way there (merge, rebase, am, cherry-pick, revert), or null. */
   in_progress: OperationKind | null;
+  /** Its newest landing-queue entry (spec section 11), or null when it was never submitted. */
+  queue: StatusQueueEntry | null;
 }
 
 export interface StatusData {
@@ -150,13 +154,23 @@ export async function readStatus(
     survey.worktrees.flatMap((w) => (w.entry.branch ? [w.entry.branch] : [])),
   );
   const remoteRefs = options.remote === true ? await remoteBerths(repo, checkedOut) : null;
-  const rows = reading.inScope.map((w) => {
-    const verdict = containment.worktrees.get(w.entry.path);
-    const evidence = verdict?.contained ? verdict.evidence : null;
-    const row = toStatusRow(survey, w, receipts.get(w.entry.path), evidence);
-    row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
-    return withActivity(row, activity);
-  });
+  const queue = await readQueueByBranch(repo.location.commonDir);
+  const rows = await Promise.all(
+    reading.inScope.map(async (w) => {
+      const verdict = containment.worktrees.get(w.entry.path);
+      const evidence = verdict?.contained ? verdict.evidence : null;
+      const row = withActivity(
+        toStatusRow(survey, w, receipts.get(w.entry.path), evidence),
+        activity,
+      );
+      row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
+      row.queue = (row.branch === null ? undefined : queue.get(row.branch)) ?? null;
+      if (w.adminDir !== null && (await isWaitingForSlot(w.adminDir))) {
+        row.running = "gate (waiting for a slot)";
+      }
+      return row;
+    }),
+  );
   const hints: string[] = inProgressHints(rows, reading.inScope);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
   // A branch a live checkout is rebasing is held by it (its HEAD is detached meanwhile): never abandoned.
@@ -346,6 +360,7 @@ export function toStatusRow(
     state: classifyState(w, survey, contained !== null),
     contained,
     in_progress: operationOf(w)?.kind ?? null,
+    queue: null,
   };
 }
 
