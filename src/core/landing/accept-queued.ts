@@ -39,7 +39,16 @@ export async function submitAndLand(
   confirmed: boolean,
   options: AcceptApplyOptions,
 ): Promise<VerbResult<AcceptData>> {
-  const submitted = await submitEntry(ctx, plan, confirmed);
+  return landSubmitted(ctx, plan, await submitEntry(ctx, plan, confirmed), options);
+}
+
+/** Drains the queue until the submitted entry is decided, and answers as accept. */
+export async function landSubmitted(
+  ctx: Context,
+  plan: AcceptPlan,
+  submitted: QueueEntry,
+  options: AcceptApplyOptions,
+): Promise<VerbResult<AcceptData>> {
   const { entry, result, error } = await landUntilDecided(ctx, plan.repo, submitted, options);
   const [view] = viewQueue([entry]);
   if (entry.state === "landed") {
