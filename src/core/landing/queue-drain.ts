@@ -5,6 +5,7 @@ import { listRefs, resolveCommit } from "../../git/refs.js";
 import { acquireLockFile, type HeldLock, thisProcessOwner } from "../../io/lock.js";
 import { isFinal, type QueueEntry, queueLockPath, readQueue } from "../../io/queue-store.js";
 import { surveyFleet } from "../fleet/survey.js";
+import { fetchRemoteTrunk } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "../repo/trunk.js";
 import type { AcceptApplyOptions } from "./accept.js";
@@ -138,15 +139,26 @@ async function landOnce(
   pending: QueueEntry[],
   trunk: string,
 ): Promise<GroupOutcome> {
+  const base = await landingBase(lander.repo, trunk);
   const [single] = pending;
   if (pending.length === 1 && single !== undefined) {
-    const trunkTip = await resolveCommit(lander.repo.mainPath, `refs/heads/${trunk}`);
-    const contains =
-      trunkTip !== null &&
-      (await isAncestor(lander.repo.mainPath, trunkTip, single.tip).catch(() => false));
+    const contains = await isAncestor(lander.repo.mainPath, base, single.tip).catch(() => false);
     if (contains) return landFastForward(lander, single, trunk);
   }
-  return integrate(lander, pending, trunk);
+  return integrate(lander, pending, trunk, base);
+}
+
+/**
+ * The commit a landing builds on: the trunk's tip, or with `[remote].name`
+ * the remote's trunk fetched now when it is ahead of the local one (spec
+ * section 13: the remote's trunk is the trunk). Fetched again each round, so
+ * a push whose lease lost is re-integrated against the remote's new trunk.
+ */
+async function landingBase(repo: Repository, trunk: string): Promise<string> {
+  const local = await resolveCommit(repo.mainPath, `refs/heads/${trunk}`);
+  if (local === null) throw new UserError("precondition_failed", "There is no trunk to land on.");
+  const remote = await fetchRemoteTrunk(repo, trunk, local, "nothing was landed");
+  return remote?.tip ?? local;
 }
 
 /**

@@ -92,10 +92,11 @@ export async function landFastForward(
   let result: VerbResult<AcceptData>;
   try {
     const plan = await planAccept(ctx, { target: entry.id });
-    if (plan.mode === "integrate") return "moved";
+    if (plan.mode === "integrate") return requeue(lander, [entry]);
     result = await applyAccept(ctx, plan, lander.options);
   } catch (error) {
-    if (error instanceof UserError && error.code === "moved") return "moved";
+    if (error instanceof UserError && error.code === "moved") return requeue(lander, [entry]);
+    if (isRemoteFailure(error)) return requeueAndThrow(lander, [entry], error);
     const message = (error as Error).message;
     await rejectEntry(lander, entry, refused(), message, { error });
     return "done";
@@ -115,7 +116,7 @@ export async function landFastForward(
     lander.results.set(entry.seq, { result });
     return "done";
   }
-  if (result.error?.code === "moved") return "moved";
+  if (result.error?.code === "moved") return requeue(lander, [entry]);
   const failed = data?.gate?.failures[0];
   await rejectEntry(
     lander,
@@ -133,17 +134,18 @@ function refused(): Rejection {
   return { kind: "refused", files: [], check: null };
 }
 
-/** Merges the group onto the trunk tip in an integration berth, gates it there, lands it. */
+/**
+ * Merges the group onto `trunkTip` (the trunk's tip, or the remote's trunk
+ * when it is ahead: ./queue-drain.ts) in an integration berth, gates it
+ * there, lands it through THE trunk move (./trunk-move.ts, by accept).
+ */
 export async function integrate(
   lander: Lander,
   group: QueueEntry[],
   trunk: string,
+  trunkTip: string,
 ): Promise<GroupOutcome> {
-  const { repo } = lander;
-  const main = repo.mainPath;
   const ctx = queueContext(lander, null);
-  const trunkTip = await resolveCommit(main, `refs/heads/${trunk}`);
-  if (trunkTip === null) throw new Error(`${trunk} has no commit`);
   const first = group[0];
   if (first === undefined) return "done";
   for (const entry of group) {
@@ -158,7 +160,7 @@ export async function integrate(
   try {
     const started = await startBerth(ctx, {
       name: integrationIdPrefix(first.seq).slice(0, -1),
-      from: trunk,
+      from: trunkTip,
       random: suffixFrom(first.tip),
     });
     if (!started.ok || started.data === undefined || started.data === null) {
@@ -221,6 +223,7 @@ export async function integrate(
   } catch (error) {
     await discardIntegration(lander, checkout.id);
     if (error instanceof UserError && error.code === "moved") return requeue(lander, merged);
+    if (isRemoteFailure(error)) return requeueAndThrow(lander, merged, error);
     const why = `the integration commit could not land: ${(error as Error).message}`;
     for (const entry of merged) await rejectEntry(lander, entry, refused(), why, { error });
     return "done";
@@ -269,6 +272,20 @@ export function integrationIdPrefix(seq: number): string {
 function suffixFrom(tip: string): RandomHex {
   let calls = 0;
   return (digits) => (calls++ === 0 ? tip.slice(0, digits) : cryptoHex(digits));
+}
+
+/** An unreachable remote judged nothing: the entries stay queued and the drain stops with its refusal. */
+function isRemoteFailure(error: unknown): error is UserError {
+  return error instanceof UserError && error.code === "remote_failed";
+}
+
+async function requeueAndThrow(
+  lander: Lander,
+  entries: QueueEntry[],
+  error: UserError,
+): Promise<never> {
+  await requeue(lander, entries);
+  throw error;
 }
 
 async function requeue(lander: Lander, entries: QueueEntry[]): Promise<GroupOutcome> {
