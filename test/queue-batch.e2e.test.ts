@@ -32,7 +32,7 @@ async function submitFour(r: TestRepo, env: NodeJS.ProcessEnv, bad: number | nul
       cwd: r.path,
       env,
     });
-    expect(run.json.data.entries[0].state).toBe("queued");
+    expect(run.json.data.queue.state).toBe("queued");
     berths.push(b);
   }
   return berths;

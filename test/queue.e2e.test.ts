@@ -196,7 +196,7 @@ describe("submitting, approving and withdrawing", () => {
       env,
     });
     expect(submitted.code).toBe(0);
-    expect(submitted.json.data.entries[0]).toMatchObject({
+    expect(submitted.json.data.queue).toMatchObject({
       state: "awaiting_approval",
       position: 1,
     });
@@ -238,7 +238,7 @@ describe("submitting, approving and withdrawing", () => {
       cwd: repo.path,
       env,
     });
-    expect(submitted.json.data.entries[0]).toMatchObject({
+    expect(submitted.json.data.queue).toMatchObject({
       state: "queued",
       authority: "approved",
     });

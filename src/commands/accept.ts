@@ -67,7 +67,9 @@ export async function acceptCommand(
     const submitted = await acceptFromQueue(ctx, plan, confirmed);
     return {
       result: submitted,
-      human: (c) => ({ stdout: submitted.data ? renderQueue(submitted.data, c) : "" }),
+      human: (c) => ({
+        stdout: submitted.data?.queue ? renderQueue({ entries: [submitted.data.queue] }, c) : "",
+      }),
     };
   }
   // A gate's checks run in their own process groups: forward an interrupt to them.

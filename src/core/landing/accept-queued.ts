@@ -3,7 +3,7 @@ import type { QueueEntry } from "../../io/queue-store.js";
 import type { ResultError, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand } from "../../text.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
-import { landUntilDecided, type QueueData, submitEntry, viewQueue } from "./queue.js";
+import { landUntilDecided, submitEntry, viewQueue } from "./queue.js";
 
 /**
  * `berth accept` through the landing queue (spec section 11): the stack is
@@ -13,21 +13,23 @@ import { landUntilDecided, type QueueData, submitEntry, viewQueue } from "./queu
  * with why and nothing of the berth changed. `data.queue` is the entry.
  */
 
-/** `--no-wait`: submit and return the entry. */
+/** `--no-wait`: submit and return; `data.queue` is the entry (nothing landed yet). */
 export async function acceptFromQueue(
   ctx: Context,
   plan: AcceptPlan,
   confirmed: boolean,
-): Promise<VerbResult<QueueData>> {
+): Promise<VerbResult<AcceptData>> {
   const entry = await submitEntry(ctx, plan, confirmed);
   const hints =
     entry.state === "awaiting_approval"
       ? [`${entry.id} waits for approval: ${shellCommand(["berth", "queue", "approve", entry.id])}`]
       : [`it lands when a lander drains the queue: ${shellCommand(["berth", "queue", "run"])}`];
+  const [view] = viewQueue([entry]);
   return {
     ok: true,
     verb: "accept",
-    data: { entries: viewQueue([entry]) },
+    data: { ...plan.data, queue: view ?? null },
+    plan: { steps: plan.steps },
     steps: [{ step: "submit", target: entry.id, outcome: "done", reason: entry.state }],
     hints,
   };
