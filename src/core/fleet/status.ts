@@ -2,7 +2,7 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
-import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
+import { readBriefRecords } from "../../io/briefs.js";
 import { isWaitingForSlot } from "../../io/gate-slots.js";
 import {
   type OperationInProgress,
@@ -19,11 +19,12 @@ import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
 import { longWalkHint } from "./commit-graph.js";
-import type { ContainmentEvidence, KeptRef } from "./containment.js";
+import type { ContainmentEvidence } from "./containment.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
 import { type RemoteBerth, readRemoteBerths } from "./remote-berths.js";
+import { type StatusRef, statusRefs } from "./status-refs.js";
 import type { FleetSurvey, PendingSurvey, WorktreeFacts, WorktreeSkeleton } from "./survey.js";
 
 export type WorktreeState =
@@ -89,17 +90,7 @@ export interface StatusData {
   remote_refs?: RemoteBerth[];
 }
 
-/**
- * A branch with no checkout. `parked`: shelved on purpose (`berth worktree
- * park`), listed even with no commits of its own; `contained`: inside a live
- * container (a calm fact); `abandoned`: no live branch holds its commits.
- */
-export type RefState = "parked" | "contained" | "abandoned";
-
-export interface StatusRef extends KeptRef {
-  state: RefState;
-  title: string | null;
-}
+export type { RefState, StatusRef } from "./status-refs.js";
 
 export interface StatusOptions {
   /** Only the checkout berth runs in. */
@@ -227,57 +218,6 @@ function missingTrunkHint(trunk: Trunk): string {
   const create = createTrunkHint(trunk);
   if (create !== null) return `${create} (ahead/behind are unknown meanwhile)`;
   return `trunk ${trunk.name} does not exist yet; ahead/behind are unknown`;
-}
-
-/**
- * The kept refs as the containment module classified them, each with its
- * title, and a parked branch marked `parked` (never abandoned: it was shelved
- * on purpose). A parked branch with no commits of its own is listed too, or
- * it would vanish from view.
- */
-export function statusRefs(
-  survey: FleetSurvey,
-  kept: readonly KeptRef[],
-  records: ReadonlyMap<string, BriefRecord>,
-): StatusRef[] {
-  const parkedOf = (branch: string) => records.get(branch)?.parked != null;
-  const refs: StatusRef[] = kept.map((ref) => {
-    const parked = parkedOf(ref.branch);
-    return {
-      ...ref,
-      abandoned: ref.abandoned && !parked,
-      state: parked ? "parked" : ref.abandoned ? "abandoned" : "contained",
-      title: records.get(ref.branch)?.title ?? null,
-    };
-  });
-  const listed = new Set(kept.map((ref) => ref.branch));
-  const checkedOut = new Set(
-    survey.worktrees.flatMap((w) => (w.entry.branch ? [w.entry.branch] : [])),
-  );
-  for (const [branch, record] of records) {
-    const tip = survey.branches.get(branch);
-    if (
-      record.parked === null ||
-      tip === undefined ||
-      listed.has(branch) ||
-      checkedOut.has(branch)
-    ) {
-      continue;
-    }
-    const trunkTip = survey.trunk.tip;
-    refs.push({
-      branch,
-      tip,
-      ahead: trunkTip === null ? null : survey.ancestry.countExclusive(tip, trunkTip),
-      contained_by: null,
-      container_tip: null,
-      container_ahead: null,
-      abandoned: false,
-      state: "parked",
-      title: record.title,
-    });
-  }
-  return refs.sort((a, b) => a.branch.localeCompare(b.branch));
 }
 
 /**
