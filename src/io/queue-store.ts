@@ -58,6 +58,12 @@ export interface QueueEntry {
   landed: { old_trunk: string; new_trunk: string; via: "fast_forward" | "integration" } | null;
   /** Gate runs this entry took part in (a batch shares them). */
   gate_runs: number;
+  /**
+   * An integration checkout made for this entry that could not be removed
+   * (its teardown stopped): `berth queue run` removes it. Absent in entries
+   * written before it existed.
+   */
+  leftover?: { id: string; reason: string } | null;
 }
 
 export function queueDir(commonDir: string): string {

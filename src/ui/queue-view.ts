@@ -25,9 +25,16 @@ export function renderQueue(data: QueueData, c: Colors): string {
     e.id,
     shortOid(e.tip),
     stateText(e, c),
-    e.reason ?? (e.landed ? `${shortOid(e.landed.new_trunk)} (${e.landed.via})` : ""),
+    detailOf(e),
   ]);
   return `${renderTable(["#", "BERTH", "TIP", "STATE", "DETAIL"], rows)}\n`;
+}
+
+function detailOf(e: QueueEntryView): string {
+  const detail = e.reason ?? (e.landed ? `${shortOid(e.landed.new_trunk)} (${e.landed.via})` : "");
+  if (e.leftover === null) return detail;
+  const left = `integration checkout ${e.leftover.id} left: ${e.leftover.reason}`;
+  return detail === "" ? left : `${detail}; ${left}`;
 }
 
 export function renderQueueRun(data: QueueRunData, c: Colors): string {

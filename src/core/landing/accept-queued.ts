@@ -4,6 +4,7 @@ import type { ResultError, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand } from "../../text.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { landUntilDecided, submitEntry, viewQueue } from "./queue.js";
+import { leftoverSentence } from "./queue-discard.js";
 
 /**
  * `berth accept` through the landing queue (spec section 11): the stack is
@@ -112,6 +113,14 @@ function rejectionError(plan: AcceptPlan, entry: QueueEntry): ResultError {
   const { data } = plan;
   const trunk = data.trunk.name;
   const unchanged = `Nothing landed: ${trunk}, ${data.id}, its branch and its receipt are unchanged.`;
+  if (entry.state === "rejected" && entry.leftover) {
+    // Not "nothing changed": a checkout the queue made is still there (invariant 5 keeps it).
+    return {
+      code: "teardown_failed",
+      message: `The landing queue rejected ${data.id}: ${entry.reason ?? "rejected"}. ${unchanged} But ${leftoverSentence(entry.leftover)}.`,
+      next: shellCommand(["berth", "queue", "run"]),
+    };
+  }
   const inBerth = (verb: string) =>
     commandSequence(
       shellCommand(["cd", data.path ?? plan.repo.mainPath]),

@@ -207,7 +207,7 @@ async function recover(lander: Lander, trunk: string): Promise<void> {
     }
     // Killed while its checkout was being made, the id was never recorded: it is named after the group's first entry.
     const ids = integration?.id ? [integration.id] : await integrationBerthsOf(repo, entry.seq);
-    for (const id of ids) await discardIntegration(lander, id);
+    for (const id of ids) await discardIntegration(lander, id, [entry]);
     await updateEntry(lander, entry, {
       state: "queued",
       step: null,

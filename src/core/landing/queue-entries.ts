@@ -28,6 +28,8 @@ export interface QueueEntryView {
   landed: QueueEntry["landed"];
   gate_runs: number;
   submitted_at: string;
+  /** An integration checkout made for it that could not be removed yet (`berth queue run` removes it). */
+  leftover: { id: string; reason: string } | null;
 }
 
 export function viewQueue(entries: readonly QueueEntry[]): QueueEntryView[] {
@@ -45,6 +47,7 @@ export function viewQueue(entries: readonly QueueEntry[]): QueueEntryView[] {
     landed: e.landed,
     gate_runs: e.gate_runs,
     submitted_at: e.submitted_at,
+    leftover: e.leftover ?? null,
   }));
 }
 

@@ -3,18 +3,15 @@ import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../git/merge.js";
 import { resolveCommit } from "../../git/refs.js";
-import { type LockOwner, withFleetLock } from "../../io/lock.js";
+import type { LockOwner } from "../../io/lock.js";
 import { type QueueEntry, type Rejection, writeEntry } from "../../io/queue-store.js";
 import { writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { VerbResult } from "../../result.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
-import { surveyFleet } from "../fleet/survey.js";
-import { deleteBranch } from "../lifecycle/branch-deletion.js";
-import { teardownTargetOf } from "../lifecycle/removal-facts.js";
 import { startBerth } from "../lifecycle/start.js";
-import { applyTeardown } from "../lifecycle/teardown.js";
 import type { Repository } from "../repo/repository.js";
 import { type AcceptApplyOptions, type AcceptData, applyAccept, planAccept } from "./accept.js";
+import { removeIntegrationCheckout } from "./queue-discard.js";
 
 /**
  * Landing one group of queue entries (spec section 11), every step recorded
@@ -200,7 +197,7 @@ export async function integrate(
     );
   }
   if (merged.length === 0) {
-    await discardIntegration(lander, checkout.id);
+    await discardIntegration(lander, checkout.id, group);
     return "done";
   }
   const commit = await resolveCommit(checkout.path, "HEAD");
@@ -221,7 +218,7 @@ export async function integrate(
       lander.options,
     );
   } catch (error) {
-    await discardIntegration(lander, checkout.id);
+    await discardIntegration(lander, checkout.id, merged);
     if (error instanceof UserError && error.code === "moved") return requeue(lander, merged);
     if (isRemoteFailure(error)) return requeueAndThrow(lander, merged, error);
     const why = `the integration commit could not land: ${(error as Error).message}`;
@@ -233,7 +230,7 @@ export async function integrate(
     for (const entry of merged) entry.gate_runs++;
   }
   if (!applied.data?.landing.trunk_landed) {
-    await discardIntegration(lander, checkout.id);
+    await discardIntegration(lander, checkout.id, merged);
     if (applied.error?.code === "moved") return requeue(lander, merged);
     const failed = applied.data?.gate?.failures[0];
     if (failed !== undefined && merged.length > 1) {
@@ -363,33 +360,18 @@ export async function finishEntry(
 }
 
 /**
- * Removes a throwaway integration berth: THE teardown (its resources, its
- * checkout), then its branch by compare-and-swap. Its merge commit proved
- * nothing worth keeping, so unlike a forced drop no recovery ref is written:
- * a rejection leaves the fleet as it was.
+ * Removes a throwaway integration checkout (./queue-discard.ts); one that
+ * stays (its teardown stopped) is recorded on the entries it was made for.
  */
-export async function discardIntegration(lander: Lander, id: string): Promise<void> {
-  const { repo } = lander;
-  const ctx = queueContext(lander, null);
-  try {
-    const survey = await surveyFleet(repo, { readStatusOf: () => false });
-    const berth = survey.worktrees.find((w) => w.marker?.id === id);
-    const target = berth === undefined ? null : teardownTargetOf(berth);
-    if (berth === undefined || target === null) return;
-    const branch = berth.entry.branch;
-    const head = berth.entry.head;
-    await withFleetLock(repo.location.commonDir, "queue run", async () => {
-      const teardown = await applyTeardown(repo, ctx, target, { force: true, requireClean: false });
-      if (!teardown.ok) throw new Error(teardown.failure?.reason ?? "the teardown stopped");
-      if (branch !== null && head !== null) {
-        await deleteBranch(repo.mainPath, repo.location.commonDir, branch, head);
-      }
-    });
-  } catch (error) {
-    lander.ctx.stderr.write(
-      `berth: the integration checkout ${id} was not removed: ${(error as Error).message}\n`,
-    );
-  }
+export async function discardIntegration(
+  lander: Lander,
+  id: string,
+  owners: readonly QueueEntry[],
+): Promise<void> {
+  const why = await removeIntegrationCheckout(lander.repo, lander.ctx, id);
+  if (why === null) return;
+  lander.ctx.stderr.write(`berth: the integration checkout ${id} was not removed: ${why}\n`);
+  for (const entry of owners) await updateEntry(lander, entry, { leftover: { id, reason: why } });
 }
 
 /** Whether `commit` is on the trunk now. */

@@ -19,6 +19,7 @@ import { surveyFleet } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
+import { completeLeftovers } from "./queue-discard.js";
 import { acquireQueueLock, type DrainReport, drainQueue } from "./queue-drain.js";
 import { type QueueEntryView, viewQueue } from "./queue-entries.js";
 import type { Lander } from "./queue-integrate.js";
@@ -143,7 +144,10 @@ export async function runQueue(
   const repo = await openRepository(ctx);
   const held = await acquireQueueLock(repo, "queue run");
   let report: DrainReport;
+  let hints: string[];
   try {
+    // Integration checkouts an earlier rejection could not remove go first.
+    hints = await completeLeftovers(repo, ctx);
     report = await drainQueue(ctx, repo, options);
   } finally {
     await held?.release();
@@ -154,7 +158,7 @@ export async function runQueue(
     decided: viewQueue(report.decided).map((e) => ({ ...e, position: null })),
     gate_runs: report.gate_runs,
   };
-  return { ok: true, verb: "queue run", data, steps: [], hints: [] };
+  return { ok: true, verb: "queue run", data, steps: [], hints };
 }
 
 export async function listQueue(ctx: Context): Promise<VerbResult<QueueData>> {
