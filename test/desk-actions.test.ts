@@ -53,7 +53,7 @@ const finishes = (r: TestRepo) =>
 const noSignal = new AbortController().signal;
 
 describe("desk and the landing queue", () => {
-  it("an entry awaiting approval shows in its row; p approves it (queued), w withdraws another; neither is offered without an entry", async () => {
+  it("an entry awaiting approval shows in its row; approve (the y key) queues it, withdraw (w) takes another out; neither is offered without an entry", async () => {
     repo = makeRepo();
     const a = await startWithCommit(repo, "a");
     const b = await startWithCommit(repo, "b");

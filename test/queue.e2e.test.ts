@@ -200,13 +200,21 @@ describe("submitting, approving and withdrawing", () => {
       state: "awaiting_approval",
       position: 1,
     });
-    await runBerth(["accept", two.id, "--no-wait", "--json"], { cwd: repo.path, env });
+    const second = await runBerth(["accept", two.id, "--no-wait", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    // Its position is counted among the whole queue.
+    expect(second.json.data.queue).toMatchObject({ state: "awaiting_approval", position: 2 });
     // Nothing lands without authority.
     const idle = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
     expect(idle.json.data.decided).toEqual([]);
     expect(tip(repo, "main")).toBe(trunkBefore);
     const status = await runBerth(["status", "--json"], { cwd: repo.path, env });
     expect(JSON.stringify(status.json.data)).toContain("awaiting_approval");
+    const table = await runBerth(["status"], { cwd: repo.path, env });
+    expect(table.stdout).toContain("(queue: awaiting_approval #1)");
+    expect(table.stdout).toContain("(queue: awaiting_approval #2)");
 
     const withdrawn = await runBerth(["queue", "withdraw", two.id, "--json"], {
       cwd: repo.path,

@@ -163,6 +163,21 @@ describe.concurrent(SCENARIOS, { timeout: 180_000 }, () => {
     await check("accept-refuses-dirty", ["accept", "--yes", "--json"], { cwd: dirty.path });
   });
 
+  it("the landing queue: --no-wait awaiting approval, queue, approve (an entry, a grant), withdraw, run", async (t) => {
+    const config = `[gate]\nchecks = [{ name = "ok", run = "true" }]\n`;
+    const { g, check } = fixture(t, config);
+    const one = await g.start("one");
+    const two = await g.start("two");
+    await check("accept-no-wait-awaits-approval", ["accept", one.id, "--no-wait", "--json"]);
+    await check("queue-list", ["queue", "--json"]);
+    await check("queue-approve", ["queue", "approve", one.id, "--json"]);
+    await check("queue-approve-grant", ["queue", "approve", two.id, "--json"]);
+    await check("accept-no-wait-granted", ["accept", two.id, "--no-wait", "--json"]);
+    await check("queue-withdraw", ["queue", "withdraw", two.id, "--json"]);
+    await check("queue-run", ["queue", "run", "--json"]);
+    await check("queue-withdraw-refuses-decided", ["queue", "withdraw", one.id, "--json"]);
+  });
+
   it("worktree setup and teardown", async (t) => {
     const { g, check } = fixture(t, `${RESOURCE}\n[worktree.setup]\nensure = ["true"]\n`);
     const berth = await g.start("res");

@@ -3,8 +3,9 @@ import type { QueueEntry } from "../../io/queue-store.js";
 import type { ResultError, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand } from "../../text.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
-import { landUntilDecided, submitEntry, viewQueue } from "./queue.js";
+import { landUntilDecided, submitEntry } from "./queue.js";
 import { leftoverSentence } from "./queue-discard.js";
+import { type QueueEntryView, viewEntry } from "./queue-entries.js";
 
 /**
  * `berth accept` through the landing queue (spec section 11): the stack is
@@ -25,11 +26,11 @@ export async function acceptFromQueue(
     entry.state === "awaiting_approval"
       ? [`${entry.id} waits for approval: ${shellCommand(["berth", "queue", "approve", entry.id])}`]
       : [`it lands when a lander drains the queue: ${shellCommand(["berth", "queue", "run"])}`];
-  const [view] = viewQueue([entry]);
+  const view = await viewEntry(plan.repo.location.commonDir, entry);
   return {
     ok: true,
     verb: "accept",
-    data: { ...plan.data, queue: view ?? null },
+    data: { ...plan.data, queue: view },
     plan: { steps: plan.steps },
     steps: [{ step: "submit", target: entry.id, outcome: "done", reason: entry.state }],
     hints,
@@ -53,7 +54,7 @@ export async function landSubmitted(
   options: AcceptApplyOptions,
 ): Promise<VerbResult<AcceptData>> {
   const { entry, result, error } = await landUntilDecided(ctx, plan.repo, submitted, options);
-  const [view] = viewQueue([entry]);
+  const view: QueueEntryView | null = await viewEntry(plan.repo.location.commonDir, entry);
   if (entry.state === "landed") {
     if (result?.data) {
       const landed = result.data;

@@ -51,6 +51,16 @@ export function viewQueue(entries: readonly QueueEntry[]): QueueEntryView[] {
   }));
 }
 
+/** One entry's view, its position counted among the whole queue as it is on disk now. */
+export async function viewEntry(commonDir: string, entry: QueueEntry): Promise<QueueEntryView> {
+  const all = await readQueue(commonDir).catch(() => [] as QueueEntry[]);
+  const known = all.some((e) => e.seq === entry.seq);
+  const views = viewQueue(known ? all.map((e) => (e.seq === entry.seq ? entry : e)) : [entry]);
+  const view = views.find((v) => v.seq === entry.seq);
+  if (view === undefined) throw new Error("unreachable: the entry is in its own view");
+  return view;
+}
+
 /** A berth's newest entry as status shows it on its row. */
 export interface StatusQueueEntry {
   state: QueueState;

@@ -21,7 +21,7 @@ import { openRepository, type Repository } from "../repo/repository.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { completeLeftovers } from "./queue-discard.js";
 import { acquireQueueLock, type DrainReport, drainQueue } from "./queue-drain.js";
-import { type QueueEntryView, viewQueue } from "./queue-entries.js";
+import { type QueueEntryView, viewEntry, viewQueue } from "./queue-entries.js";
 import type { Lander } from "./queue-integrate.js";
 
 export { type QueueEntryView, viewQueue };
@@ -210,11 +210,11 @@ export async function approveEntry(
     entry.updated_at = ctx.now().toISOString();
     await writeEntry(repo.location.commonDir, entry);
   }
-  const [view] = viewQueue([entry]);
+  const view = await viewEntry(repo.location.commonDir, entry);
   return {
     ok: true,
     verb: "queue approve",
-    data: { entry: view ?? null, grant: null },
+    data: { entry: view, grant: null },
     steps: [{ step: "approve", target: entry.id, outcome: "done" }],
     hints: [shellCommand(["berth", "queue", "run"])],
   };
@@ -243,8 +243,7 @@ export async function withdrawEntry(
   entry.reason = "withdrawn";
   entry.updated_at = ctx.now().toISOString();
   await writeEntry(repo.location.commonDir, entry);
-  const [view] = viewQueue([entry]);
-  if (view === undefined) throw new Error("unreachable");
+  const view = await viewEntry(repo.location.commonDir, entry);
   return {
     ok: true,
     verb: "queue withdraw",

@@ -11,7 +11,8 @@ import {
   planAccept,
 } from "./accept.js";
 import { landSubmitted } from "./accept-queued.js";
-import { submitEntry, viewQueue } from "./queue.js";
+import { submitEntry } from "./queue.js";
+import { viewEntry } from "./queue-entries.js";
 
 /**
  * The one place an agent surface (the MCP `accept` tool) hands a berth over
@@ -36,18 +37,18 @@ export async function submitForLanding(
 ): Promise<PlanApplyResult<AcceptData>> {
   const plan = await planAccept(ctx, { target });
   if (plan.mode === "finish") {
-    if (!plan.repo.config.acceptance.pre_authorized) throw awaitingApproval(plan, null);
+    if (!plan.repo.config.acceptance.pre_authorized) throw await awaitingApproval(plan, null);
     return asApplied(await applyAccept(ctx, plan, options));
   }
   const entry = await submitEntry(ctx, plan, false);
-  if (entry.state === "awaiting_approval") throw awaitingApproval(plan, entry);
+  if (entry.state === "awaiting_approval") throw await awaitingApproval(plan, entry);
   return asApplied(await landSubmitted(ctx, plan, entry, options));
 }
 
-function awaitingApproval(plan: AcceptPlan, entry: QueueEntry | null): UserError {
+async function awaitingApproval(plan: AcceptPlan, entry: QueueEntry | null): Promise<UserError> {
   const { data } = plan;
   const name = data.path === null ? data.branch : data.id;
-  const [view] = entry === null ? [] : viewQueue([entry]);
+  const view = entry === null ? null : await viewEntry(plan.repo.location.commonDir, entry);
   const waits =
     entry === null
       ? "it was not finished"
@@ -57,7 +58,7 @@ function awaitingApproval(plan: AcceptPlan, entry: QueueEntry | null): UserError
     `${data.id} was not landed: an agent's accept lands only with a person's approval or a standing grant ([acceptance] pre_authorized = true in berth.toml); ${waits}. The trunk and the berth are unchanged. A person approves by running: ${shellCommand(["berth", "accept", name])}`,
     {
       next: shellCommand(["berth", "accept", name]),
-      data: { ...data, queue: view ?? null },
+      data: { ...data, queue: view },
       plan: { steps: plan.steps },
     },
   );
