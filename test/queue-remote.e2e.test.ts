@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { installGitCounter } from "./helpers/git-counter.js";
@@ -110,6 +110,48 @@ describe("the landing queue with [remote].name", () => {
     // The local trunk moved once, from where it was to what the remote took.
     expect(localTrunkHistory(m).slice(-2)).toEqual([before, landed]);
     expect(run.json.data.queue).toMatchObject({ state: "landed" });
+  });
+
+  it("a lander killed after the remote took the push, before the local trunk followed: queue run completes it", async () => {
+    const { m, marker, env, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    m.two.write("two.txt", "two\n");
+    const theirs = m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+    const before = m.one.git(["rev-parse", "main"]);
+    // Once the remote updated its trunk, the hook kills the nearest node ancestor: the lander.
+    const hook = join(m.bare, "hooks", "post-receive");
+    writeFileSync(
+      hook,
+      `#!/bin/sh
+[ -e "$MARKER.killed" ] && exit 0
+touch "$MARKER.killed"
+p=$PPID
+while [ "$p" -gt 1 ]; do
+  case "$(ps -o comm= -p "$p")" in node*) kill -9 "$p"; exit 0 ;; esac
+  p=$(ps -o ppid= -p "$p" | tr -d ' ')
+done
+`,
+    );
+    chmodSync(hook, 0o755);
+    const killed = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(killed.code).not.toBe(0);
+    expect(existsSync(`${marker}.killed`)).toBe(true);
+    const pushed = remoteTip(m);
+    expect(m.one.git(["rev-parse", `${pushed}^1`])).toBe(theirs);
+    expect(m.one.git(["rev-parse", "main"])).toBe(before); // the local trunk had not followed yet
+
+    const resumed = await berth(["queue", "run", "--json"], m.one.path, env);
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.json.data.decided.map((e: { state: string }) => e.state)).toEqual(["landed"]);
+    // The remote was not rewound or moved again; the local trunk followed it to the gated commit.
+    expect(remoteTip(m)).toBe(pushed);
+    expect(m.one.git(["rev-parse", "main"])).toBe(pushed);
+    expect(checkedCommits(marker)).toContain(pushed);
+    expect(localTrunkHistory(m).slice(-2)).toEqual([before, pushed]);
+    expect(existsSync(x.path)).toBe(false);
+    const left = m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm);
+    expect(left).toHaveLength(1);
   });
 
   it("an unreachable remote: accept is remote_failed, nothing landed, the entry stays queued", async () => {
