@@ -188,6 +188,27 @@ describe("berth mcp", () => {
     ]);
   });
 
+  it("accept does not tear down a berth already on the trunk without a grant", async () => {
+    const r = makeRepo({ config: GATED });
+    repo = r;
+    const c = await connect(r);
+    const start = await call(c, "start", { name: "by hand" });
+    const { id, path, branch } = start.env.data;
+    r.write("work.txt", "work\n", path);
+    const tip = r.commit("work", path);
+    r.git(["merge", "-q", "--ff-only", branch]); // landed by hand: only the teardown is left
+    const accept = await call(c, "accept", { path });
+    expect(accept.isError).toBe(false);
+    expect(accept.env.error.code).toBe("awaiting_approval");
+    expect(accept.env.error.message).toContain("only its teardown is left");
+    expect(accept.env.error.next).toBe(`berth accept ${id}`);
+    expect(accept.env.data.queue).toBeNull();
+    expect(existsSync(path)).toBe(true);
+    expect(r.git(["rev-parse", branch])).toBe(tip);
+    const queue = await call(c, "queue", {});
+    expect(queue.env.data.entries).toEqual([]);
+  });
+
   it("accept lands with the standing grant [acceptance] pre_authorized", async () => {
     const r = makeRepo({ config: `${GATED}[acceptance]\npre_authorized = true\n` });
     repo = r;
