@@ -34,15 +34,20 @@ export function declaredProgram(): Command {
   }) as unknown as Command;
 }
 
-/** Every command a user can run, depth first, with its full name ("worktree drop"). */
+/**
+ * Every command a user can run, depth first, with its full name ("worktree
+ * drop"): the leaves, and a group that runs on its own too (`berth queue`
+ * lists the queue; `queue run` drains it).
+ */
 export function leafCommands(program: Command): { name: string; command: Command }[] {
   const out: { name: string; command: Command }[] = [];
   const visit = (command: Command, prefix: string[]) => {
     for (const sub of command.commands) {
       if ((sub as Command & { _hidden?: boolean })._hidden) continue;
       const name = [...prefix, sub.name()];
+      const runsItself = (sub as Command & { _actionHandler?: unknown })._actionHandler;
+      if (sub.commands.length === 0 || runsItself) out.push({ name: name.join(" "), command: sub });
       if (sub.commands.length > 0) visit(sub, name);
-      else out.push({ name: name.join(" "), command: sub });
     }
   };
   visit(program, []);

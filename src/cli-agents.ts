@@ -76,7 +76,7 @@ export function declareMcpVerb(program: Command, wiring: CliWiring): void {
   program
     .command("mcp")
     .description(
-      "serve start, status, gate, update, accept, await and logbook as MCP tools over stdio",
+      "serve start, status, gate, update, accept, await, queue and logbook as MCP tools over stdio",
     )
     .addHelpText(
       "after",

@@ -34,7 +34,17 @@ const EXAMPLES: Record<string, readonly string[]> = {
     "berth logbook --verb 'worktree drop'",
     "berth logbook --follow --json",
   ],
-  accept: ["berth accept", "berth accept fix-login-1a2b3c --yes", "berth accept --dry-run"],
+  accept: ["berth accept", "berth accept fix-login-1a2b3c --yes", "berth accept --no-wait"],
+  queue: ["berth queue", "berth queue --json", "berth queue approve fix-login-1a2b3c"],
+  "queue run": ["berth queue run", "berth queue run --json"],
+  "queue approve": [
+    "berth queue approve fix-login-1a2b3c",
+    "berth queue approve berth/fix-login-1a2b3c --json",
+  ],
+  "queue withdraw": [
+    "berth queue withdraw fix-login-1a2b3c",
+    "berth queue withdraw fix-login-1a2b3c --json",
+  ],
   worktree: ["berth worktree prune --dry-run", "berth worktree drop fix-login-1a2b3c"],
   "worktree setup": ["berth worktree setup", "berth worktree setup --dry-run"],
   "worktree teardown": ["berth worktree teardown", "berth worktree teardown --yes"],

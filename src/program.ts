@@ -8,6 +8,7 @@ import {
   declareShellVerbs,
 } from "./cli-agents.js";
 import { addExamples } from "./cli-examples.js";
+import { declareQueueVerbs } from "./cli-queue.js";
 import type { CommandOutcome } from "./commands/outcome.js";
 import type { Context } from "./context.js";
 import { VERSION } from "./version.js";
@@ -63,7 +64,7 @@ export function invokedVerb(args: readonly string[]): string | undefined {
 
 const VERBS: ReadonlySet<string> = new Set([
   ...["init", "start", "describe", "tour", "status", "desk", "gate", "update", "await"],
-  ...["logbook", "accept", "worktree", "hook", "mcp", "path", "switch", "shell-init"],
+  ...["logbook", "accept", "worktree", "queue", "hook", "mcp", "path", "switch", "shell-init"],
   ...["drop", "prune", "reclaim"],
 ]);
 const VERB_ALIASES: Readonly<Record<string, string>> = { ls: "status", list: "status" };
@@ -265,6 +266,10 @@ export function buildProgram(
         .argument("[berth]", "a berth id, path or branch (default: the berth you are in)"),
     )
       .option("--yes", "answer the confirmation")
+      .option(
+        "--no-wait",
+        "submit to the landing queue and return (without --yes it awaits approval)",
+      )
       .option("--dry-run", "show the plan and change nothing")
       .action((target, opts) =>
         execute(
@@ -389,6 +394,7 @@ export function buildProgram(
   }
 
   const wiring: CliWiring = { execute, common, exit };
+  if (declares("queue")) declareQueueVerbs(program, wiring);
   if (declares("hook")) declareHookVerbs(program, wiring);
   if (declares("mcp")) declareMcpVerb(program, wiring);
   if (declares("path", "switch", "shell-init")) declareShellVerbs(program, wiring);

@@ -178,7 +178,7 @@ describe("accept lands a proved commit", () => {
     expect(tip(repo, "refs/heads/main")).toBe(newer);
   });
 
-  it("the trunk moved after planning: moved, nothing torn down, the trunk not rewound", async () => {
+  it("the trunk keeps moving under every landing: moved after the queue's bounded retries, nothing of the berth torn down, the trunk not rewound", async () => {
     // The check itself commits to the trunk in the main checkout while accept runs the gate.
     const { repo, marker, env } = setUp(
       `${RESOURCE}[gate]\nchecks = [{ name = "sneaky", run = 'git -C "$BERTH_REPO" commit -q --allow-empty -m "sneaky trunk commit"' }]\n`,
@@ -197,26 +197,34 @@ describe("accept lands a proved commit", () => {
     expect(isAncestor(repo, berthTip, "main")).toBe(false);
     expect(existsSync(berth.path)).toBe(true);
     expect(tip(repo, berth.branch)).toBe(berthTip);
-    expect(markerLines(marker)).toEqual([`create ${berth.id}`]);
+    // The berth's own resource lives on; each throwaway integration checkout made and destroyed its own.
+    const lines = markerLines(marker);
+    expect(lines[0]).toBe(`create ${berth.id}`);
+    expect(lines).not.toContain(`destroy ${berth.id}`);
+    const created = lines.filter((l) => l.startsWith("create integrate-")).length;
+    const destroyed = lines.filter((l) => l.startsWith("destroy integrate-")).length;
+    expect(created).toBeGreaterThan(0);
+    expect(destroyed).toBe(created);
+    expect(isAncestor(repo, trunkBefore, "main")).toBe(true);
     expect(ledgerFiles(repo)).toHaveLength(1);
     expect(landingRecords(repo)).toEqual([]);
   });
 });
 
 describe("accept refuses before changing anything", () => {
-  it("a branch behind the trunk: next updates in the berth, then accepts", async () => {
+  it("a branch behind the trunk lands through an integration commit (trunk first parent), no update needed", async () => {
     const { repo, env } = setUp();
     const berth = await start(repo, env, "behind");
+    const berthTip = tip(repo, berth.branch);
     repo.write("trunk.txt", "moved on\n");
-    repo.commit("trunk moves on");
-    const before = snapshot(repo);
+    const moved = repo.commit("trunk moves on");
     const run = await runBerth(["accept", berth.id, "--yes", "--json"], { cwd: repo.path, env });
-    expect(run.code).toBe(1);
-    expect(run.json.error).toMatchObject({
-      code: "precondition_failed",
-      next: `cd ${berth.path} && berth update && berth accept ${berth.id}`,
-    });
-    expect(snapshot(repo)).toBe(before);
+    expect(run.code, run.stderr).toBe(0);
+    const landed = tip(repo, "refs/heads/main");
+    expect(repo.git(["rev-parse", `${landed}^1`])).toBe(moved);
+    expect(repo.git(["rev-parse", `${landed}^2`])).toBe(berthTip);
+    expect(run.json.data.validated).toMatchObject({ commit: landed, by: "gate" });
+    expect(existsSync(berth.path)).toBe(false);
   });
 
   it("the main checkout on the trunk with a tracked change", async () => {

@@ -72,6 +72,8 @@ const REF_WRITERS: Record<string, string[]> = {
   // Receipt notes (refs/notes/berth): appended, merged with another machine's (cat_sort_uniq),
   // pushed with a lease; readNote only reads (the guard counts every `git notes` call).
   "core/landing/receipt-notes.ts": ["appendNote", "mergeNotes", "pushNotesWithLease", "readNote"],
+  // The landing queue merges trunk tip and stacks in its throwaway integration checkout.
+  "core/landing/queue-integrate.ts": ["mergeCommit"],
   // update merges into the berth's own branch.
   "core/landing/update.ts": ["mergeCommit"],
   // THE branch delete (accept, drop, prune), by compare-and-swap.

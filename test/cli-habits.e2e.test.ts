@@ -45,6 +45,14 @@ describe("berth completion", () => {
     expect(complete(r, ["accept", "al"])).toEqual([a.id]);
     expect(complete(r, ["await", "--green", ""])).toEqual([a.id]);
     expect(complete(r, ["path", ""])).toContain(a.id);
+    // The landing queue's verbs (issue 17).
+    expect(complete(r, ["qu"])).toEqual(["queue"]);
+    expect(complete(r, ["queue", ""])).toEqual(
+      ["--debug", "--help", "--json", "-h", "approve", "run", "withdraw"].sort(),
+    );
+    expect(complete(r, ["queue", "approve", "al"])).toEqual([a.id]);
+    expect(complete(r, ["queue", "withdraw", "al"])).toEqual([a.id]);
+    expect(complete(r, ["accept", "--no"])).toEqual(["--no-wait"]);
     // Hidden suggestions are not offered.
     expect(complete(r, ["dr"])).toEqual([]);
   });
@@ -61,6 +69,10 @@ describe("berth completion", () => {
       "-n '__fish_seen_subcommand_from worktree' -a 'setup teardown park drop prune reclaim'",
     );
     expect(fish.stdout).toContain("-n '__fish_seen_subcommand_from start' -l from");
+    expect(fish.stdout).toContain(
+      "-n '__fish_seen_subcommand_from queue' -a 'run approve withdraw'",
+    );
+    expect(zsh.stdout).toContain('"queue approve"|"queue approve "*');
     const bad = await runBerth(["completion", "powershell"], { cwd: r.path, env: r.env });
     expect(bad.code).toBe(2);
   });

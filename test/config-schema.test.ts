@@ -213,6 +213,7 @@ describe("the schema's defaults and the starter file", () => {
       "gate.timeout_s",
       "gate.checks",
       "logbook.enabled",
+      "acceptance.batch",
       "acceptance.pre_authorized",
       "remote.publish_receipts",
     ]);

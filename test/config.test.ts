@@ -26,9 +26,9 @@ const DEFAULTS: Omit<Config, "file"> = {
     setup: { steps: [], ensure: [] },
     resources: [],
   },
-  gate: { fail_fast: true, timeout_s: 600, checks: [] },
+  gate: { fail_fast: true, timeout_s: 600, checks: [], capacity: { max_parallel: null } },
+  acceptance: { batch: 1, pre_authorized: false },
   logbook: { enabled: true },
-  acceptance: { pre_authorized: false },
   remote: { name: null, publish_receipts: false },
 };
 
@@ -116,9 +116,10 @@ describe("loadConfig with a full file", () => {
           { name: "typecheck", run: "npm run typecheck", after: [], timeout_s: null },
           { name: "test", run: "npm test", after: ["typecheck"], timeout_s: 1200 },
         ],
+        capacity: { max_parallel: 2 },
       },
+      acceptance: { batch: 5, pre_authorized: true },
       logbook: { enabled: false },
-      acceptance: { pre_authorized: false },
       remote: { name: "origin", publish_receipts: true },
     });
   });
@@ -161,8 +162,15 @@ describe("loadConfig refusals", () => {
     const error = await refusal(INVALID["an unknown top-level section"]);
     expect(error.keyPath).toBe("logbok");
     expect(error.message).toContain(
-      'unknown key "logbok" (known keys: repository, worktree, gate, logbook, acceptance, remote)',
+      'unknown key "logbok" (known keys: repository, worktree, gate, acceptance, logbook, remote)',
     );
+  });
+
+  it("refuses a batch of 0 and a max_parallel that is not a positive integer", async () => {
+    const batch = await refusal(INVALID["a batch of 0"]);
+    expect(batch.keyPath).toBe("acceptance.batch");
+    const slots = await refusal(INVALID["max_parallel is a string"]);
+    expect(slots.keyPath).toBe("gate.capacity.max_parallel");
   });
 
   it("refuses an unknown nested key and lists the known ones", async () => {
@@ -301,7 +309,7 @@ describe("renderStarterConfig", () => {
 describe("[acceptance]", () => {
   it("reads pre_authorized, default false, and refuses a non-boolean", async () => {
     await writeFile(join(repo, "berth.toml"), "[acceptance]\npre_authorized = true\n");
-    expect((await loadConfig(repo)).acceptance).toEqual({ pre_authorized: true });
+    expect((await loadConfig(repo)).acceptance).toEqual({ batch: 1, pre_authorized: true });
     await writeFile(join(repo, "berth.toml"), '[acceptance]\npre_authorized = "yes"\n');
     const error = await loadConfig(repo).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);

@@ -1,8 +1,9 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { acceptCommand } from "../src/commands/accept.js";
 import { proposeDeskAction } from "../src/commands/desk-actions.js";
-import { buildDeskModel, type DeskBerthItem } from "../src/core/desk/model.js";
+import { actionUnavailable, buildDeskModel, type DeskBerthItem } from "../src/core/desk/model.js";
 import { readStatus } from "../src/core/fleet/status.js";
 import type { ActionProposal, ConfirmableAction } from "../src/ui/desk/types.js";
 import { logbookLines } from "./helpers/logbook.js";
@@ -32,7 +33,7 @@ async function itemFor(r: TestRepo, berth: StartedBerth): Promise<DeskBerthItem>
 
 async function propose(
   r: TestRepo,
-  action: "gate" | "update" | "accept" | "reclaim" | "park" | "drop",
+  action: "gate" | "update" | "accept" | "approve" | "withdraw" | "reclaim" | "park" | "drop",
   berth: StartedBerth,
 ): Promise<ActionProposal> {
   const { ctx } = testContext(r.path, r.env);
@@ -50,6 +51,51 @@ const finishes = (r: TestRepo) =>
     .filter((e) => e.event === "finish");
 
 const noSignal = new AbortController().signal;
+
+describe("desk and the landing queue", () => {
+  it("an entry awaiting approval shows in its row; approve (the y key) queues it, withdraw (w) takes another out; neither is offered without an entry", async () => {
+    repo = makeRepo();
+    const a = await startWithCommit(repo, "a");
+    const b = await startWithCommit(repo, "b");
+    expect(actionUnavailable(await itemFor(repo, a), "approve")).toContain(
+      "has no entry waiting in the landing queue",
+    );
+    for (const berth of [a, b]) {
+      const { ctx } = testContext(repo.path, repo.env);
+      const submitted = await acceptCommand(ctx, berth.id, { wait: false });
+      expect(submitted.result.ok).toBe(true);
+    }
+    const item = await itemFor(repo, a);
+    expect(item.row.queue).toMatchObject({ state: "awaiting_approval", position: 1 });
+
+    const approve = confirmable(await propose(repo, "approve", a));
+    expect(approve.command).toBe(`berth queue approve ${a.id}`);
+    const approved = await approve.apply(noSignal, () => undefined);
+    expect(approved.ok).toBe(true);
+    expect((await itemFor(repo, a)).row.queue).toMatchObject({ state: "queued" });
+    expect(finishes(repo).at(-1)).toMatchObject({ verb: "queue approve", outcome: "ok" });
+
+    const withdraw = confirmable(await propose(repo, "withdraw", b));
+    expect(withdraw.command).toBe(`berth queue withdraw ${b.id}`);
+    await withdraw.apply(noSignal, () => undefined);
+    expect((await itemFor(repo, b)).row.queue).toMatchObject({ state: "withdrawn" });
+    expect(existsSync(b.path)).toBe(true);
+  });
+
+  it("accept from the desk lands a berth behind the trunk through an integration commit", async () => {
+    repo = makeRepo();
+    const a = await startWithCommit(repo, "a");
+    const aTip = repo.git(["rev-parse", a.branch]);
+    repo.write("trunk.txt", "moved\n");
+    const moved = repo.commit("trunk moves on");
+    const accept = confirmable(await propose(repo, "accept", a));
+    const result = await accept.apply(noSignal, () => undefined);
+    expect(result.ok, result.text).toBe(true);
+    expect(repo.git(["rev-parse", "main^1"])).toBe(moved);
+    expect(repo.git(["rev-parse", "main^2"])).toBe(aTip);
+    expect(existsSync(a.path)).toBe(false);
+  });
+});
 
 describe("desk reclaim (ADR 0225)", () => {
   it("names the command, what is kept and destroyed; No changes nothing; y reclaims that berth alone and keeps its ref", async () => {

@@ -40,6 +40,7 @@ function row(id: string, over: Partial<StatusRow> = {}): StatusRow {
     state: "active",
     contained: null,
     in_progress: null,
+    queue: null,
     ...over,
   };
 }

@@ -40,7 +40,10 @@ const seen = new Map<string, RunResult>();
 
 async function berth(repo: TestRepo, args: string[], cwd = repo.path): Promise<RunResult> {
   const run = await runBerth([...args, "--json"], { cwd, env: repo.env });
-  const verb = args[0] === "worktree" ? `worktree ${args[1]}` : (args[0] as string);
+  const group = args[0] === "worktree" || args[0] === "queue";
+  const sub = args[1];
+  const verb =
+    group && sub !== undefined && !sub.startsWith("-") ? `${args[0]} ${sub}` : (args[0] as string);
   if (!seen.has(verb)) seen.set(verb, run);
   return run;
 }
@@ -68,6 +71,8 @@ describe("every verb's --json output matches the schemas", { timeout: 180_000 },
     expect((await berth(repo, ["worktree", "setup"], a.path)).code).toBe(0);
     expect((await berth(repo, ["worktree", "teardown", "--yes"], a.path)).code).toBe(0);
     const b = (await berth(repo, ["start", "second"])).json.data;
+    repo.write("b.txt", "work\n", b.path);
+    repo.commit("second's work", b.path);
     expect((await berth(repo, ["describe", b.id, "--title", "Second"])).json.data.changed).toBe(
       true,
     );
@@ -83,10 +88,25 @@ describe("every verb's --json output matches the schemas", { timeout: 180_000 },
     // Its success documents are validated by test/worktree-reclaim.e2e.test.ts.
     const reclaim = await berth(repo, ["worktree", "reclaim", b.id, "--yes"]);
     expect(reclaim.json.error.code).toBe("precondition_failed");
-    expect((await berth(repo, ["worktree", "drop", b.id, "--yes"])).json.ok).toBe(true);
-    expect((await berth(repo, ["accept", a.id, "--yes"])).json.data.landing.trunk_landed).toBe(
-      true,
+    // The landing queue: b waits for approval (--no-wait, no --yes), is approved, then withdrawn;
+    // a grant before submission; a's accept lands through the queue.
+    const waiting = await berth(repo, ["accept", b.id, "--no-wait"]);
+    expect(waiting.json.data.queue.state).toBe("awaiting_approval");
+    expect((await berth(repo, ["queue"])).json.data.entries).toHaveLength(1);
+    expect((await berth(repo, ["queue", "approve", b.id])).json.data.entry.state).toBe("queued");
+    expect((await berth(repo, ["queue", "withdraw", b.id])).json.data.entry.state).toBe(
+      "withdrawn",
     );
+    expect((await berth(repo, ["queue", "run"])).json.data.decided).toEqual([]);
+    expect((await berth(repo, ["worktree", "drop", b.id, "--force", "--yes"])).json.ok).toBe(true);
+    const landed = await berth(repo, ["accept", a.id, "--yes"]);
+    expect(landed.json.data.landing.trunk_landed).toBe(true);
+    expect(landed.json.data.queue).toMatchObject({ state: "landed", authority: "confirmed" });
+    const afterLanding = await berth(repo, ["queue"]);
+    expect(afterLanding.json.data.entries.map((e: { state: string }) => e.state)).toEqual([
+      "withdrawn",
+      "landed",
+    ]);
     expect((await berth(repo, ["worktree", "prune", "--yes"])).code).toBe(0);
     const logbook = await berth(repo, ["logbook"]);
     expect(logbook.code).toBe(0);

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { BERTH_BIN, makeRepo, type TestRepo } from "./helpers/repo.js";
+import { BERTH_BIN, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
  * `berth mcp` driven by the official SDK client over stdio, on the built
@@ -57,7 +57,7 @@ describe("berth mcp", () => {
     const c = await connect(r);
     const { tools } = await c.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["accept", "await", "gate", "logbook", "start", "status", "update"].sort(),
+      ["accept", "await", "gate", "logbook", "queue", "start", "status", "update"].sort(),
     );
     expect(tools.filter((t) => /drop|prune|reclaim|remove|delete/i.test(t.name))).toEqual([]);
     for (const tool of tools) {
@@ -66,7 +66,7 @@ describe("berth mcp", () => {
       expect(Object.keys(tool.inputSchema.properties ?? {})).toContain("path");
       expect(tool.outputSchema?.type).toBe("object");
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(
-        ["status", "logbook"].includes(tool.name),
+        ["status", "logbook", "queue"].includes(tool.name),
       );
     }
     expect(tools.find((t) => t.name === "accept")?.annotations?.destructiveHint).toBe(true);
@@ -147,22 +147,66 @@ describe("berth mcp", () => {
     expect(status.env).toMatchObject({ ok: true, verb: "status" });
   });
 
-  it("accept never lands without a grant, and names the command a person runs", async () => {
+  it("accept never lands without a grant: the entry waits for a person, who lands it", async () => {
     const r = makeRepo({ config: GATED });
     repo = r;
     const c = await connect(r);
     const start = await call(c, "start", { name: "ungranted" });
-    const { id, path } = start.env.data;
+    const { id, path, branch } = start.env.data;
     r.write("work.txt", "work\n", path);
-    r.commit("work", path);
+    const tip = r.commit("work", path);
     const trunk = r.git(["rev-parse", "main"]);
+    const empty = await call(c, "queue", {});
+    expect(empty.env).toMatchObject({ ok: true, verb: "queue", data: { entries: [] } });
+
     const accept = await call(c, "accept", { path });
+    expect(accept.isError).toBe(false);
     expect(accept.env.ok).toBe(false);
     expect(accept.env.error.code).toBe("awaiting_approval");
     expect(accept.env.error.next).toBe(`berth accept ${id}`);
     expect(accept.text).toContain(`berth accept ${id}`);
+    expect(accept.env.data.queue).toMatchObject({ state: "awaiting_approval", position: 1 });
     expect(r.git(["rev-parse", "main"])).toBe(trunk);
     expect(existsSync(path)).toBe(true);
+
+    // The read-only queue tool shows the entry waiting; reading it changes nothing.
+    const queue = await call(c, "queue", { path });
+    expect(queue.isError, queue.text).toBe(false);
+    expect(queue.env.data.entries).toMatchObject([
+      { id, branch, tip, state: "awaiting_approval", position: 1, authority: null },
+    ]);
+    expect(queue.text).toBe("1 landing-queue entry, 1 still to be decided");
+    expect(r.git(["rev-parse", "main"])).toBe(trunk);
+
+    // The person's command from error.next lands it.
+    const landed = await runBerth(["accept", id, "--yes", "--json"], { cwd: r.path, env: r.env });
+    expect(landed.json.ok).toBe(true);
+    expect(r.git(["rev-parse", "main"])).toBe(tip);
+    const after = await call(c, "queue", {});
+    expect(after.env.data.entries).toMatchObject([
+      { id, state: "landed", position: null, authority: "confirmed" },
+    ]);
+  });
+
+  it("accept does not tear down a berth already on the trunk without a grant", async () => {
+    const r = makeRepo({ config: GATED });
+    repo = r;
+    const c = await connect(r);
+    const start = await call(c, "start", { name: "by hand" });
+    const { id, path, branch } = start.env.data;
+    r.write("work.txt", "work\n", path);
+    const tip = r.commit("work", path);
+    r.git(["merge", "-q", "--ff-only", branch]); // landed by hand: only the teardown is left
+    const accept = await call(c, "accept", { path });
+    expect(accept.isError).toBe(false);
+    expect(accept.env.error.code).toBe("awaiting_approval");
+    expect(accept.env.error.message).toContain("only its teardown is left");
+    expect(accept.env.error.next).toBe(`berth accept ${id}`);
+    expect(accept.env.data.queue).toBeNull();
+    expect(existsSync(path)).toBe(true);
+    expect(r.git(["rev-parse", branch])).toBe(tip);
+    const queue = await call(c, "queue", {});
+    expect(queue.env.data.entries).toEqual([]);
   });
 
   it("accept lands with the standing grant [acceptance] pre_authorized", async () => {

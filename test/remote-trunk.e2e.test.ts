@@ -36,25 +36,34 @@ describe("accept with [remote].name", () => {
     expect(tipOf(m.one, "refs/remotes/origin/main")).toBe(x.tip);
   });
 
-  it("refuses moved when clone two moved the remote trunk; nothing rewinds, the local trunk stays", async () => {
+  it("clone two moved the remote trunk: the queue integrates against it; nothing rewinds", async () => {
     const m = makeTwoMachines();
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
-    const localBefore = tipOf(m.one, "main");
     // Machine two lands something first.
     m.two.write("two.txt", "two\n");
     const theirs = m.two.commit("landed from machine two");
     m.two.git(["push", "-q", "origin", "main"]);
 
+    // The stack does not contain the remote's trunk: it lands through an integration
+    // commit on it (spec section 11), pushed with a lease (test/queue-remote.e2e.test.ts).
     const run = await m.berth(["accept", x.id, "--yes", "--json"]);
-    expect(run.code).toBe(1);
-    expect(run.json.error.code).toBe("moved");
-    expect(remoteTip(m)).toBe(theirs); // never rewound
-    expect(tipOf(m.one, "main")).toBe(localBefore); // never ahead of what the remote accepted
-    expect(tipOf(m.one, x.branch)).toBe(x.tip);
-    expect(existsSync(x.path)).toBe(true);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const landed = remoteTip(m);
+    expect(m.one.git(["rev-parse", `${landed}^1`])).toBe(theirs); // never rewound
+    expect(m.one.git(["rev-parse", `${landed}^2`])).toBe(x.tip);
+    expect(tipOf(m.one, "main")).toBe(landed);
+    expect(existsSync(x.path)).toBe(false);
+  });
 
-    // update fetches the remote trunk first and merges it; then the landing goes through.
+  it("update fetches the remote trunk first and merges it; then the landing is a fast-forward", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.two.write("two.txt", "two\n");
+    const theirs = m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+
     const update = await m.berth(["update", "--json"], x.path);
     expect(update.code, update.stdout + update.stderr).toBe(0);
     const merged = tipOf(m.one, "HEAD", x.path);

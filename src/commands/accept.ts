@@ -5,11 +5,13 @@ import {
   applyAccept,
   planAccept,
 } from "../core/landing/accept.js";
+import { acceptFromQueue, submitAndLand } from "../core/landing/accept-queued.js";
 import { asApplied, type PlanApplyResult, plannedResult } from "../result.js";
 import { shellCommand } from "../text.js";
 import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { gateProgress } from "../ui/gate-view.js";
+import { renderQueue } from "../ui/queue-view.js";
 import { type Colors, colorsFor } from "../ui/style.js";
 import { withInterrupt } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
@@ -19,7 +21,7 @@ export function acceptConfirmation(plan: AcceptPlan, c: Colors): Confirmation {
   const { data } = plan;
   return {
     question:
-      plan.mode === "land" ? `Land ${data.id} and tear it down?` : `Finish accepting ${data.id}?`,
+      plan.mode === "finish" ? `Finish accepting ${data.id}?` : `Land ${data.id} and tear it down?`,
     yesCommand: shellCommand([
       "berth",
       "accept",
@@ -36,26 +38,49 @@ export function acceptOutcome(result: PlanApplyResult<AcceptData>): CommandOutco
   return { result, human: (c) => renderAccept(result, c) };
 }
 
+/**
+ * Plan, confirm (unless `--yes` or a standing grant), then submit the stack
+ * to the landing queue and drain it until this entry is decided; `--no-wait`
+ * submits and returns (without a confirmation the entry awaits approval).
+ * Finishing a landing that already moved the trunk needs no queue.
+ */
 export async function acceptCommand(
   ctx: Context,
   target: string | undefined,
-  options: { yes?: boolean; dryRun?: boolean },
+  options: { yes?: boolean; dryRun?: boolean; wait?: boolean },
 ): Promise<CommandOutcome> {
   const plan = await planAccept(ctx, { target });
   if (options.dryRun) {
     return acceptOutcome(plannedResult("accept", plan.data, plan.steps, { hints: plan.hints }));
   }
-  await confirmOrRefuse(ctx, {
-    verb: "accept",
-    yes: options.yes === true,
-    ...acceptConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
-  });
+  const granted = options.yes === true || plan.repo.config.acceptance.pre_authorized;
+  const noWait = options.wait === false && plan.mode !== "finish";
+  if (!granted && !noWait) {
+    await confirmOrRefuse(ctx, {
+      verb: "accept",
+      yes: false,
+      ...acceptConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
+    });
+  }
+  const confirmed = options.yes === true || (!granted && !noWait);
+  if (noWait) {
+    const submitted = await acceptFromQueue(ctx, plan, confirmed);
+    return {
+      result: submitted,
+      human: (c) => ({
+        stdout: submitted.data?.queue ? renderQueue({ entries: [submitted.data.queue] }, c) : "",
+      }),
+    };
+  }
   // A gate's checks run in their own process groups: forward an interrupt to them.
-  const result = await withInterrupt((signal) =>
-    applyAccept(ctx, plan, {
+  const result = await withInterrupt((signal) => {
+    const applyOptions = {
       signal,
       onEvent: ctx.stderrIsTTY ? gateProgress(ctx.stderr, colorsFor(true, ctx.env)) : undefined,
-    }),
-  );
+    };
+    return plan.mode === "finish"
+      ? applyAccept(ctx, plan, applyOptions)
+      : submitAndLand(ctx, plan, confirmed, applyOptions);
+  });
   return acceptOutcome(asApplied(result));
 }

@@ -1,5 +1,6 @@
 import type { DeskAction, DeskBerthItem } from "../core/desk/model.js";
 import { applyAccept, planAccept } from "../core/landing/accept.js";
+import { submitAndLand } from "../core/landing/accept-queued.js";
 import { runGate } from "../core/landing/gate.js";
 import { runUpdate } from "../core/landing/update.js";
 import { applyDrop, planDrop } from "../core/lifecycle/drop.js";
@@ -10,6 +11,7 @@ import { gateProgress } from "../ui/gate-view.js";
 import { acceptConfirmation, acceptOutcome } from "./accept.js";
 import { type DeskActionEnvironment, type DeskVerb, runDeskAction } from "./desk-run.js";
 import { gateConfirmation, gateOutcome } from "./gate.js";
+import { queueApproveCommand, queueConfirmation, queueWithdrawCommand } from "./queue.js";
 import { updateConfirmation, updateOutcome } from "./update.js";
 import { dropConfirmation, dropOutcome } from "./worktree-drop.js";
 import { parkConfirmation, parkOutcome } from "./worktree-park.js";
@@ -52,6 +54,7 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
     },
   },
 
+  /** Confirmed in the desk: the entry has a person's authority, and the desk waits for it. */
   accept: {
     verb: "accept",
     inBerth: false,
@@ -60,10 +63,51 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
       return {
         confirmation: acceptConfirmation(plan, c),
         note: null,
-        apply: async (signal, progress) =>
-          acceptOutcome(
-            asApplied(await applyAccept(ctx, plan, { signal, onEvent: gateProgress(progress, c) })),
-          ),
+        apply: async (signal, progress) => {
+          const options = { signal, onEvent: gateProgress(progress, c) };
+          return acceptOutcome(
+            asApplied(
+              plan.mode === "finish"
+                ? await applyAccept(ctx, plan, options)
+                : await submitAndLand(ctx, plan, true, options),
+            ),
+          );
+        },
+      };
+    },
+  },
+
+  /** The desk's approve key: the waiting entry may land (the next lander lands it). */
+  approve: {
+    verb: "queue approve",
+    inBerth: false,
+    async plan(ctx, item) {
+      const id = item.row.id;
+      return {
+        confirmation: queueConfirmation(`Approve ${id} to land once it is green?`, [
+          "berth",
+          "queue",
+          "approve",
+          id,
+        ]),
+        note: null,
+        apply: () => queueApproveCommand(ctx, id),
+      };
+    },
+  },
+
+  withdraw: {
+    verb: "queue withdraw",
+    inBerth: false,
+    async plan(ctx, item) {
+      const id = item.row.id;
+      return {
+        confirmation: queueConfirmation(
+          `Withdraw ${id} from the landing queue (the berth is untouched)?`,
+          ["berth", "queue", "withdraw", id],
+        ),
+        note: null,
+        apply: () => queueWithdrawCommand(ctx, id),
       };
     },
   },

@@ -9,6 +9,7 @@ import { awaitCommand } from "./await.js";
 import { gateCommand } from "./gate.js";
 import { logbookCommand } from "./logbook.js";
 import type { CommandOutcome } from "./outcome.js";
+import { queueListCommand } from "./queue.js";
 import { runVerb } from "./run-verb.js";
 import { startCommand } from "./start.js";
 import { statusCommand } from "./status.js";
@@ -133,7 +134,7 @@ export const TOOLS: readonly ToolDeclaration[] = [
     name: "accept",
     title: "Submit the berth for landing",
     description:
-      "Hand the berth over for landing. It lands only with a grant ([acceptance] pre_authorized = true); otherwise it is refused as awaiting_approval and a person approves with the command in error.next.",
+      "Submit the berth to the landing queue. It lands only with a grant ([acceptance] pre_authorized = true, or a person's berth queue approve); otherwise its entry waits as awaiting_approval (error.code) and a person lands it with the command in error.next. Follow it with the queue tool or await landed.",
     input: z.strictObject({
       path,
       berth: text("berth", "a berth id, path or branch (default: the berth at path)").optional(),
@@ -179,6 +180,22 @@ export const TOOLS: readonly ToolDeclaration[] = [
       e.data?.met
         ? `met: ${e.data.condition}`
         : `not met yet; call await again with resume "${e.data?.resume}"`,
+  },
+  {
+    name: "queue",
+    title: "Read the landing queue",
+    description:
+      "The landing queue in order: each entry's berth, state (awaiting_approval, queued, integrating, gating, landed, rejected, withdrawn), position and why a rejected one was rejected. Changes nothing.",
+    input: z.strictObject({ path }),
+    readOnly: true,
+    destructive: false,
+    verb: "queue",
+    target: () => null,
+    run: (ctx) => queueListCommand(ctx),
+    summary: (e) => {
+      const open = e.data.entries.filter((q: { position: number | null }) => q.position !== null);
+      return `${e.data.entries.length} landing-queue entr${e.data.entries.length === 1 ? "y" : "ies"}, ${open.length} still to be decided`;
+    },
   },
   {
     name: "logbook",

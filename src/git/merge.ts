@@ -12,19 +12,25 @@ export interface MergeAttempt {
 /**
  * Merges an exact commit into the checked-out branch. The commit id, not a ref
  * name, is merged, so a ref that moves meanwhile cannot change what lands;
- * `message` names what the commit was, as git would have.
+ * `message` names what the commit was, as git would have. `noFastForward`
+ * always makes a merge commit, the checked-out branch as its first parent.
  */
 export async function mergeCommit(
   cwd: string,
   commit: string,
   message: string,
+  options: { noFastForward?: boolean } = {},
 ): Promise<MergeAttempt> {
-  const result = await runGit(["merge", "--no-edit", "-m", message, "--end-of-options", commit], {
-    cwd,
-    okCodes: [1, 2, 128],
-    // A merge commit needs no editor; a hook asking for one must not hang berth.
-    env: { GIT_EDITOR: "true" },
-  });
+  const ff = options.noFastForward ? ["--no-ff"] : [];
+  const result = await runGit(
+    ["merge", "--no-edit", ...ff, "-m", message, "--end-of-options", commit],
+    {
+      cwd,
+      okCodes: [1, 2, 128],
+      // A merge commit needs no editor; a hook asking for one must not hang berth.
+      env: { GIT_EDITOR: "true" },
+    },
+  );
   return {
     merged: result.exitCode === 0,
     output: `${result.stdout}${result.stderr}`.trim(),

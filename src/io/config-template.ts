@@ -55,6 +55,13 @@ checks = [                # run on a clean HEAD; \`after\` orders them
   # { name = "test", run = "npm test", after = ["typecheck"], timeout_s = 1200 },
 ]
 
+# [gate.capacity]
+# max_parallel = 2        # at most this many gates at once across the fleet (unset: no limit)
+
+[acceptance]
+batch = 1                 # landing-queue entries merged into one integration commit, gated once
+pre_authorized = false    # true: every submitted entry may land once green, with no confirmation
+
 [logbook]
 enabled = true            # record verb begin/finish events
 

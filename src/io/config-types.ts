@@ -35,10 +35,24 @@ export interface Config {
     /** In file order. */
     resources: ResourceConfig[];
   };
-  gate: { fail_fast: boolean; timeout_s: number; checks: GateCheckConfig[] };
+  gate: {
+    fail_fast: boolean;
+    timeout_s: number;
+    checks: GateCheckConfig[];
+    /** At most this many gates at once across the fleet; null = no limit. */
+    capacity: { max_parallel: number | null };
+  };
+  /** How the landing queue lands (spec section 11). */
+  acceptance: {
+    /** How many queued entries one integration commit carries. */
+    batch: number;
+    /**
+     * The standing grant: every submitted entry (an agent's accept through berth mcp
+     * or a hook included) may land once green, without a person's confirmation.
+     */
+    pre_authorized: boolean;
+  };
   logbook: { enabled: boolean };
-  /** `pre_authorized`: agents' accepts land without a person's approval (a standing grant). */
-  acceptance: { pre_authorized: boolean };
   /** Section 13: null name = no remote; nothing touches a network then. */
   remote: { name: string | null; publish_receipts: boolean };
 }

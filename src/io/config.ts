@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { parse, TomlDate, TomlError } from "smol-toml";
 import * as v from "valibot";
 import { ConfigError } from "../errors.js";
+import { checkGateGraph } from "./config-gate-graph.js";
 import type { Config, GateCheckConfig, ResourceConfig } from "./config-types.js";
 
 export const CONFIG_FILE_NAME = "berth.toml";
@@ -267,15 +268,24 @@ const gateSchema = table({
   fail_fast: v.optional(boolean, true),
   timeout_s: v.optional(positiveInteger, 600n),
   checks: v.optional(v.array(checkSchema, expected("an array of check tables")), () => []),
+  // How many gates may run at once across the fleet (spec section 11); unset = no limit.
+  capacity: v.optional(table({ max_parallel: v.optional(positiveInteger) }), {}),
+});
+
+// How the landing queue lands (spec section 11). pre_authorized is the standing
+// grant: every submission (a person's --no-wait, an agent's accept through berth mcp
+// or a hook) may land once green, without a person's approval.
+const acceptanceSchema = table({
+  batch: v.optional(positiveInteger, 1n),
+  pre_authorized: v.optional(boolean, false),
 });
 
 const configSchema = table({
   repository: v.optional(repositorySchema, {}),
   worktree: v.optional(worktreeSchema, {}),
   gate: v.optional(gateSchema, {}),
+  acceptance: v.optional(acceptanceSchema, {}),
   logbook: v.optional(table({ enabled: v.optional(boolean, true) }), {}),
-  // A standing grant: an agent's accept (berth mcp) may land without a person (spec section 11).
-  acceptance: v.optional(table({ pre_authorized: v.optional(boolean, false) }), {}),
   remote: v.optional(
     table({
       name: v.optional(
@@ -314,7 +324,7 @@ export function formatKeyPath(path: readonly { key: unknown }[]): string | undef
 }
 
 function toConfig(file: string | null, parsed: ParsedConfig): Config {
-  const { repository, worktree, gate, logbook, acceptance, remote } = parsed;
+  const { repository, worktree, gate, acceptance, logbook, remote } = parsed;
   const resources: ResourceConfig[] = Object.entries(worktree.resources).map(
     ([name, resource]) => ({ name, ...resource }),
   );
@@ -326,9 +336,14 @@ function toConfig(file: string | null, parsed: ParsedConfig): Config {
     file,
     repository: { trunk: repository.trunk ?? null, branch_prefix: repository.branch_prefix },
     worktree: { ...worktree, setup: { ...worktree.setup }, resources },
-    gate: { ...gate, checks },
-    logbook: { ...logbook },
+    gate: {
+      fail_fast: gate.fail_fast,
+      timeout_s: gate.timeout_s,
+      checks,
+      capacity: { max_parallel: gate.capacity.max_parallel ?? null },
+    },
     acceptance: { ...acceptance },
+    logbook: { ...logbook },
     remote: {
       name: remote.name === "" ? null : remote.name,
       publish_receipts: remote.publish_receipts,
@@ -349,61 +364,4 @@ function checkPortBand(file: string, config: Config): void {
     `expected at most ${most} so that port_base + port_span <= ${PORT_LIMIT}, ` +
       `found the integer ${span}`,
   );
-}
-
-/** Names unique, every `after` names another check, and the order has no cycle. */
-function checkGateGraph(file: string, checks: readonly GateCheckConfig[]): void {
-  const index = new Map<string, number>();
-  checks.forEach((check, i) => {
-    const first = index.get(check.name);
-    if (first !== undefined) {
-      const found = `found ${JSON.stringify(check.name)} again (first at gate.checks[${first}])`;
-      const message = `expected a unique check name, ${found}`;
-      throw new ConfigError(file, `gate.checks[${i}].name`, message);
-    }
-    index.set(check.name, i);
-  });
-  checks.forEach((check, i) => {
-    for (const dep of check.after) {
-      if (dep !== check.name && index.has(dep)) continue;
-      const why = dep === check.name ? "a check cannot run after itself" : "no check has that name";
-      const found = `found ${JSON.stringify(dep)} (${why})`;
-      const message = `expected the name of another declared check, ${found}`;
-      throw new ConfigError(file, `gate.checks[${i}].after`, message);
-    }
-  });
-  const cycle = findCycle(checks, index);
-  if (cycle) {
-    const names = cycle.map((i) => checks[i]?.name).join(" -> ");
-    const message = `expected no dependency cycle, found ${names}`;
-    throw new ConfigError(file, `gate.checks[${cycle[0]}].after`, message);
-  }
-}
-
-/** Depth-first search; returns the check indices of one cycle (first repeated last), or null. */
-function findCycle(
-  checks: readonly GateCheckConfig[],
-  index: ReadonlyMap<string, number>,
-): number[] | null {
-  const state = new Array<"new" | "open" | "done">(checks.length).fill("new");
-  const stack: number[] = [];
-  const visit = (i: number): number[] | null => {
-    if (state[i] === "done") return null;
-    if (state[i] === "open") return [...stack.slice(stack.indexOf(i)), i];
-    state[i] = "open";
-    stack.push(i);
-    for (const dep of checks[i]?.after ?? []) {
-      const j = index.get(dep);
-      const found = j === undefined ? null : visit(j);
-      if (found) return found;
-    }
-    stack.pop();
-    state[i] = "done";
-    return null;
-  };
-  for (let i = 0; i < checks.length; i++) {
-    const found = visit(i);
-    if (found) return found;
-  }
-  return null;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { UserError } from "../errors.js";
 import { shellQuote } from "../text.js";
 
@@ -65,8 +65,19 @@ export async function acquireFleetLock(
   verb: string,
   options: LockOptions = {},
 ): Promise<HeldLock> {
-  const path = fleetLockPath(commonDir);
-  await mkdir(sharedStateDir(commonDir), { recursive: true });
+  return acquireLockFile(fleetLockPath(commonDir), verb, options);
+}
+
+/**
+ * The same lock at another path (the landing queue's lock, spec section 11):
+ * one exclusive create, a dead holder on this host taken over.
+ */
+export async function acquireLockFile(
+  path: string,
+  verb: string,
+  options: LockOptions = {},
+): Promise<HeldLock> {
+  await mkdir(dirname(path), { recursive: true });
   const owner: LockOwner = {
     pid: process.pid,
     hostname: hostname(),
@@ -156,6 +167,17 @@ export function isOwnerAlive(owner: LockOwner): boolean {
     if (now !== null && now !== owner.pid_start) return false;
   }
   return true;
+}
+
+/** This process as a holder (of a lock, a gate slot, a queue entry it is landing). */
+export function thisProcessOwner(verb: string, now: Date): LockOwner {
+  return {
+    pid: process.pid,
+    hostname: hostname(),
+    verb,
+    acquired_at: now.toISOString(),
+    pid_start: processStartTime(process.pid),
+  };
 }
 
 /** Field 22 of /proc/<pid>/stat (start time in clock ticks); null where there is no /proc. */

@@ -38,6 +38,9 @@ function landedLine(data: AwaitData, branch: string, c: Colors): string {
 
 function notMetLine(data: AwaitData, c: Colors): string {
   const branch = c.bold(data.branch ?? "-");
+  if (data.reason === "rejected") {
+    return `${branch} ${c.red("was rejected")} by the landing queue at ${shortOid(data.tip)}; it will not land as it is`;
+  }
   const what =
     data.condition === "trunk-moved"
       ? `${branch} is still at ${shortOid(data.trunk_tip)}`

@@ -151,7 +151,18 @@ function renderKeptRefs(data: StatusData, c: Colors): string {
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
+/** The row's state, and its landing-queue entry while it waits, is being landed or was rejected. */
 function stateLabel(row: StatusRow, c: Colors): string {
+  const queue = row.queue;
+  if (queue === null || queue.state === "landed" || queue.state === "withdrawn") {
+    return rowStateLabel(row, c);
+  }
+  const place = queue.position === null ? "" : ` #${queue.position}`;
+  const entry = `queue: ${queue.state}${place}`;
+  return `${rowStateLabel(row, c)} ${queue.state === "rejected" ? c.red(`(${entry})`) : c.yellow(`(${entry})`)}`;
+}
+
+function rowStateLabel(row: StatusRow, c: Colors): string {
   switch (row.state) {
     case "contained":
       return row.contained

@@ -150,12 +150,32 @@ describe.concurrent(SCENARIOS, { timeout: 180_000 }, () => {
       "0",
       "--json",
     ]);
-    await check("accept-refuses-behind", ["accept", behind.id, "--yes", "--json"], {
+    // Behind the trunk: the queue lands it through an integration commit whose message names the berth.
+    await check("accept-integrates-behind", ["accept", behind.id, "--yes", "--json"], {
       cwd: repo.path,
+      volatileOids: () => {
+        const merge = repo.git(["rev-parse", "main"]);
+        return [merge, merge.slice(0, 8)];
+      },
     });
     const dirty = await g.start("dirty");
     writeFileSync(join(dirty.path, "untracked.txt"), "new\n");
     await check("accept-refuses-dirty", ["accept", "--yes", "--json"], { cwd: dirty.path });
+  });
+
+  it("the landing queue: --no-wait awaiting approval, queue, approve (an entry, a grant), withdraw, run", async (t) => {
+    const config = `[gate]\nchecks = [{ name = "ok", run = "true" }]\n`;
+    const { g, check } = fixture(t, config);
+    const one = await g.start("one");
+    const two = await g.start("two");
+    await check("accept-no-wait-awaits-approval", ["accept", one.id, "--no-wait", "--json"]);
+    await check("queue-list", ["queue", "--json"]);
+    await check("queue-approve", ["queue", "approve", one.id, "--json"]);
+    await check("queue-approve-grant", ["queue", "approve", two.id, "--json"]);
+    await check("accept-no-wait-granted", ["accept", two.id, "--no-wait", "--json"]);
+    await check("queue-withdraw", ["queue", "withdraw", two.id, "--json"]);
+    await check("queue-run", ["queue", "run", "--json"]);
+    await check("queue-withdraw-refuses-decided", ["queue", "withdraw", one.id, "--json"]);
   });
 
   it("worktree setup and teardown", async (t) => {

@@ -3,6 +3,7 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { readLandingEntries } from "../../io/landing-log.js";
 import { fleetLockReleased } from "../../io/lock.js";
+import { queueDir } from "../../io/queue-store.js";
 import { EXIT_INTERRUPTED, EXIT_NOT_MET, type VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { readFleet } from "../fleet/reading.js";
@@ -18,6 +19,7 @@ import {
   saveContinuation,
 } from "./continuation.js";
 import { ConditionProbe, freshMemory, type MetBy, type Observation } from "./probe.js";
+import { rejectableProbe } from "./rejection.js";
 import { type AwaitCondition, type AwaitOptions, parseAwaitRequest } from "./request.js";
 import {
   type AwaitTarget,
@@ -69,6 +71,8 @@ export interface AwaitData {
   waited_ms: number;
   /** Stopped by Ctrl-C (SIGINT) or SIGTERM before the condition held. */
   interrupted: boolean;
+  /** Why it can never be met as it is: "rejected" by the landing queue (exit 1); else null. */
+  reason: "rejected" | null;
   /** Not met: the handle `berth await --resume <handle>` continues this wait with; else null. */
   resume: string | null;
   /** This call continued an earlier one (`--resume`). */
@@ -182,7 +186,11 @@ export async function runAwait(
     path: caller?.entry.path ?? repo.location.toplevel,
   });
 
-  const dataOf = (observation: Observation, ending: Ending, resume: string | null): AwaitData => ({
+  const dataOf = (
+    observation: Observation,
+    ending: Ending | "rejected",
+    resume: string | null,
+  ): AwaitData => ({
     met: ending === "met",
     condition,
     branch: target?.branch ?? trunk.name,
@@ -198,13 +206,22 @@ export async function runAwait(
     timeout_s: request.timeoutS,
     waited_ms: Math.round(performance.now() - startedAt),
     interrupted: ending === "interrupted",
+    reason: ending === "rejected" ? "rejected" : null,
     resume,
     resumed: resumed !== null,
   });
 
-  const { observation, ending } = await waitFor(probe, {
+  const watched = rejectableProbe(
+    probe,
+    commonDir,
+    condition === "landed" ? (target?.branch ?? null) : null,
+  );
+  const { observation, ending: reached } = await waitFor(watched, {
     timeoutMs: request.timeoutS * 1000,
-    folders: probe.folders(),
+    folders: [
+      ...probe.folders(),
+      ...(condition === "landed" ? [{ path: queueDir(commonDir) }] : []),
+    ],
     signal: run.signal,
     onWaiting: (seen) => run.onWaiting?.(dataOf(seen, "timeout", null)),
     onEvaluationError: run.onEvaluationError,
@@ -212,9 +229,13 @@ export async function runAwait(
     isFinal: (error) => error instanceof UserError,
   });
 
+  const rejection = watched.rejected();
+  const ending: Ending | "rejected" = rejection !== null ? "rejected" : reached;
   const hints: string[] = [];
   let resume: string | null = null;
-  if (ending === "met") {
+  if (ending === "rejected") {
+    hints.push(`the landing queue rejected it: ${rejection?.reason ?? "rejected"}`);
+  } else if (ending === "met") {
     if (resumed !== null)
       await forgetContinuation(commonDir, resumed.handle).catch(() => undefined);
   } else {
@@ -235,7 +256,13 @@ export async function runAwait(
   }
   const data = dataOf(observation, ending, resume);
   const exitCode =
-    ending === "met" ? undefined : ending === "interrupted" ? EXIT_INTERRUPTED : EXIT_NOT_MET;
+    ending === "met"
+      ? undefined
+      : ending === "rejected"
+        ? 1
+        : ending === "interrupted"
+          ? EXIT_INTERRUPTED
+          : EXIT_NOT_MET;
   return {
     ok: true,
     verb: "await",
@@ -307,6 +334,8 @@ async function resumedTarget(
 }
 
 function hintsFor(data: AwaitData): string[] {
+  // A rejection is its own answer (its hint says why); there is nothing to wait on.
+  if (data.reason === "rejected") return [];
   if (!data.met) {
     const again =
       data.resume === null ? null : shellCommand(["berth", "await", "--resume", data.resume]);

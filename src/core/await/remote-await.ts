@@ -160,6 +160,8 @@ export async function awaitOnRemote(
       interrupted: run.signal?.aborted === true && l.met === null,
       resume: null,
       resumed: false,
+      // The landing queue is this machine's; another machine's rejection is not seen here.
+      reason: null,
     };
   }
   const met = seen.met !== null;

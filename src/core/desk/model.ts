@@ -240,7 +240,16 @@ export function reselect(model: DeskModel, key: string | null, index: number): n
   return Math.min(Math.max(index, 0), model.items.length - 1);
 }
 
-export type DeskAction = "gate" | "update" | "accept" | "reclaim" | "park" | "drop" | "shell";
+export type DeskAction =
+  | "gate"
+  | "update"
+  | "accept"
+  | "approve"
+  | "withdraw"
+  | "reclaim"
+  | "park"
+  | "drop"
+  | "shell";
 
 /**
  * Why an action is not offered on an item, or null when it is. Only the
@@ -267,8 +276,16 @@ export function actionUnavailable(item: DeskItem | undefined, action: DeskAction
   if (row.state === "integrated" && (action === "update" || action === "accept")) {
     return `${row.id}'s work is already in the trunk by a squash or rebase merge; ${action} would put its commits there a second time (berth worktree prune clears it)`;
   }
+  if ((action === "approve" || action === "withdraw") && !isWaiting(row.queue?.state)) {
+    return `${row.id} has no entry waiting in the landing queue${row.queue ? ` (it is ${row.queue.state})` : ""}; a accepts it`;
+  }
   if (row.prunable && action !== "drop") {
     return `${row.id}'s folder is gone; berth worktree prune clears its registration`;
   }
   return null;
+}
+
+/** A queue entry that approve and withdraw can still act on. */
+function isWaiting(state: string | undefined): boolean {
+  return state === "awaiting_approval" || state === "queued";
 }

@@ -1,7 +1,8 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import type { StatusSummary } from "../../git/parse.js";
-import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
+import { readBriefRecords } from "../../io/briefs.js";
+import { isWaitingForSlot } from "../../io/gate-slots.js";
 import {
   type OperationInProgress,
   type OperationKind,
@@ -11,17 +12,19 @@ import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { portFor } from "../berth/identity.js";
 import { type RecentLanding, readRecentLandings } from "../landing/landings.js";
+import { readQueueByBranch, type StatusQueueEntry } from "../landing/queue-entries.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
 import { longWalkHint } from "./commit-graph.js";
-import type { ContainmentEvidence, KeptRef } from "./containment.js";
+import type { ContainmentEvidence } from "./containment.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
 import { type RemoteBerth, readRemoteBerths } from "./remote-berths.js";
 import { takeStatusReads } from "./status-reads.js";
+import { type StatusRef, statusRefs } from "./status-refs.js";
 import type { FleetSurvey, PendingSurvey, WorktreeFacts, WorktreeSkeleton } from "./survey.js";
 
 export type WorktreeState =
@@ -68,6 +71,8 @@ export interface StatusRow {
   contained: ContainmentEvidence | null;
   /** A git operation stopped half-way there (merge, rebase, am, cherry-pick, revert), or null. */
   in_progress: OperationKind | null;
+  /** Its newest landing-queue entry (spec section 11), or null when it was never submitted. */
+  queue: StatusQueueEntry | null;
 }
 
 export interface StatusData {
@@ -85,17 +90,7 @@ export interface StatusData {
   remote_refs?: RemoteBerth[];
 }
 
-/**
- * A branch with no checkout. `parked`: shelved on purpose (`berth worktree
- * park`), listed even with no commits of its own; `contained`: inside a live
- * container (a calm fact); `abandoned`: no live branch holds its commits.
- */
-export type RefState = "parked" | "contained" | "abandoned";
-
-export interface StatusRef extends KeptRef {
-  state: RefState;
-  title: string | null;
-}
+export type { RefState, StatusRef } from "./status-refs.js";
 
 export interface StatusOptions {
   /** Only the checkout berth runs in. */
@@ -152,13 +147,23 @@ export async function readStatus(
     survey.worktrees.flatMap((w) => (w.entry.branch ? [w.entry.branch] : [])),
   );
   const remoteRefs = options.remote === true ? await remoteBerths(repo, checkedOut) : null;
-  const rows = reading.inScope.map((w) => {
-    const verdict = containment.worktrees.get(w.entry.path);
-    const evidence = verdict?.contained ? verdict.evidence : null;
-    const row = toStatusRow(survey, w, receipts.get(w.entry.path), evidence);
-    row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
-    return withActivity(row, activity);
-  });
+  const queue = await readQueueByBranch(repo.location.commonDir);
+  const rows = await Promise.all(
+    reading.inScope.map(async (w) => {
+      const verdict = containment.worktrees.get(w.entry.path);
+      const evidence = verdict?.contained ? verdict.evidence : null;
+      const row = withActivity(
+        toStatusRow(survey, w, receipts.get(w.entry.path), evidence),
+        activity,
+      );
+      row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
+      row.queue = (row.branch === null ? undefined : queue.get(row.branch)) ?? null;
+      if (w.adminDir !== null && (await isWaitingForSlot(w.adminDir))) {
+        row.running = "gate (waiting for a slot)";
+      }
+      return row;
+    }),
+  );
   const hints: string[] = inProgressHints(rows, reading.inScope);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
   // A branch a live checkout is rebasing is held by it (its HEAD is detached meanwhile): never abandoned.
@@ -215,57 +220,6 @@ function missingTrunkHint(trunk: Trunk): string {
   const create = createTrunkHint(trunk);
   if (create !== null) return `${create} (ahead/behind are unknown meanwhile)`;
   return `trunk ${trunk.name} does not exist yet; ahead/behind are unknown`;
-}
-
-/**
- * The kept refs as the containment module classified them, each with its
- * title, and a parked branch marked `parked` (never abandoned: it was shelved
- * on purpose). A parked branch with no commits of its own is listed too, or
- * it would vanish from view.
- */
-export function statusRefs(
-  survey: FleetSurvey,
-  kept: readonly KeptRef[],
-  records: ReadonlyMap<string, BriefRecord>,
-): StatusRef[] {
-  const parkedOf = (branch: string) => records.get(branch)?.parked != null;
-  const refs: StatusRef[] = kept.map((ref) => {
-    const parked = parkedOf(ref.branch);
-    return {
-      ...ref,
-      abandoned: ref.abandoned && !parked,
-      state: parked ? "parked" : ref.abandoned ? "abandoned" : "contained",
-      title: records.get(ref.branch)?.title ?? null,
-    };
-  });
-  const listed = new Set(kept.map((ref) => ref.branch));
-  const checkedOut = new Set(
-    survey.worktrees.flatMap((w) => (w.entry.branch ? [w.entry.branch] : [])),
-  );
-  for (const [branch, record] of records) {
-    const tip = survey.branches.get(branch);
-    if (
-      record.parked === null ||
-      tip === undefined ||
-      listed.has(branch) ||
-      checkedOut.has(branch)
-    ) {
-      continue;
-    }
-    const trunkTip = survey.trunk.tip;
-    refs.push({
-      branch,
-      tip,
-      ahead: trunkTip === null ? null : survey.ancestry.countExclusive(tip, trunkTip),
-      contained_by: null,
-      container_tip: null,
-      container_ahead: null,
-      abandoned: false,
-      state: "parked",
-      title: record.title,
-    });
-  }
-  return refs.sort((a, b) => a.branch.localeCompare(b.branch));
 }
 
 /**
@@ -348,6 +302,7 @@ export function toStatusRow(
     state: classifyState(w, survey, contained !== null),
     contained,
     in_progress: operationOf(w)?.kind ?? null,
+    queue: null,
   };
 }
 

@@ -263,6 +263,7 @@ export async function applyAccept(
   options: AcceptApplyOptions = {},
 ): Promise<VerbResult<AcceptData>> {
   const { repo, data } = plan;
+  if (plan.mode === "integrate") throw new Error("an integration plan is landed by the queue");
   ctx.journal.begin({ branch: data.branch, path: data.path });
   const steps: StepOutcome[] = [];
   const hints = [...plan.hints];

@@ -20,6 +20,7 @@ import type { TeardownTarget } from "../lifecycle/teardown.js";
 import { requireTrunk } from "../repo/checkout.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import type { AcceptData, AcceptOptions, AcceptPlan, LandingStage } from "./accept.js";
+import { asIntegration } from "./accept-integration-plan.js";
 import {
   type AcceptableWorktree,
   acceptableBranch,
@@ -27,9 +28,7 @@ import {
   refusal,
   resolveSubject,
   subjectBranch,
-  updateThenAccept,
 } from "./accept-subject.js";
-
 import { NO_CHECKS_LABEL } from "./gate.js";
 import { gateDefinitionOf } from "./gate-definition.js";
 import { followBlocker, followRefusal, followState, trunkHolders } from "./main-checkout-follow.js";
@@ -43,6 +42,8 @@ import { followBlocker, followRefusal, followState, trunkHolders } from "./main-
  *      trunk held by no linked worktree, the main checkout able to follow,
  *      the proof (an honored receipt, else the gate to run), the commits and
  *      stages landing, the resources, ignored files and branch that go;
+ *      (when the trunk moved on, the same plan becomes an integration:
+ *      ./accept-integration-plan.ts);
  *   4. finish when the tip is already on the trunk (an earlier accept landed
  *      it): only the main checkout's files, the teardown and the branch remain.
  */
@@ -101,14 +102,9 @@ async function planForWorktree(pc: PlanContext, subject: AcceptableWorktree): Pr
       record: recordLanded ? record : null,
     });
   }
-  if (!survey.ancestry.isAncestor(trunk.tip, head)) {
-    throw refusal(
-      `${branch} does not contain the tip of ${trunk.name} (${shortOid(trunk.tip)}): ` +
-        `the trunk only moves by fast-forward, so the berth must contain it first.`,
-      { next: updateThenAccept(w.entry.path, target.id) },
-    );
-  }
-  return planLand(pc, subject);
+  // The trunk moved on: the queue lands it through an integration commit (./queue-integrate.ts).
+  const plan = await planLand(pc, subject);
+  return survey.ancestry.isAncestor(trunk.tip, head) ? plan : asIntegration(plan);
 }
 
 async function planLand(pc: PlanContext, subject: AcceptableWorktree): Promise<AcceptPlan> {

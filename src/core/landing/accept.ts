@@ -5,6 +5,7 @@ import type { PlanStep } from "../../result.js";
 import type { TeardownTarget } from "../lifecycle/teardown.js";
 import type { Repository } from "../repo/repository.js";
 import type { GateData, GateOptions } from "./gate.js";
+import type { QueueEntryView } from "./queue-entries.js";
 
 /**
  * `berth accept [<berth>]` (spec sections 5 and 9): the only verb that moves
@@ -78,12 +79,15 @@ export interface AcceptData {
   destroyed: string[];
   /** The gate this accept ran; null when a receipt proved the tip (or in a dry run). */
   gate: GateData | null;
+  /** The landing-queue entry this accept submitted (absent when it only finished a landing). */
+  queue?: QueueEntryView | null;
 }
 
 export interface AcceptPlan {
   repo: Repository;
-  /** land: validate, move the trunk, tear down. finish: it already landed; the rest remains. */
-  mode: "land" | "finish";
+  /** land: validate, move the trunk, tear down. finish: it already landed; the rest remains.
+   * integrate: the trunk moved on; the landing queue lands it through an integration commit. */
+  mode: "land" | "finish" | "integrate";
   data: AcceptData;
   steps: PlanStep[];
   hints: string[];

@@ -21,7 +21,9 @@ export interface GateDefinition {
   digest: string;
 }
 
-export function gateDefinitionOf(gate: Config["gate"]): GateDefinition {
+export function gateDefinitionOf(
+  gate: Pick<Config["gate"], "checks" | "timeout_s" | "fail_fast">,
+): GateDefinition {
   const checks = orderChecks(gate.checks).map(
     (check): PlannedCheck => ({
       name: check.name,

@@ -6,6 +6,7 @@ import { readHead } from "../../git/head.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
+import { acquireGateSlot } from "../../io/gate-slots.js";
 import { perBerthDir } from "../../io/paths.js";
 import type { ReadyMarker } from "../../io/ready-marker.js";
 import { deleteReceipt, type Receipt, writeReceipt } from "../../io/receipt-file.js";
@@ -213,6 +214,36 @@ export interface GateApplied {
   change: string | null;
 }
 
+/**
+ * Runs the checks holding one of the fleet's gate slots when
+ * `[gate.capacity].max_parallel` is set (src/io/gate-slots.ts); a wait says
+ * so on stderr. An interrupt while waiting runs no check at all.
+ */
+async function withGateSlot(
+  ctx: Context,
+  repo: Repository,
+  plan: GatePlan,
+  signal: AbortSignal | undefined,
+  run: () => Promise<CheckRun[]>,
+): Promise<CheckRun[]> {
+  const max = repo.config.gate.capacity.max_parallel;
+  if (max === null || plan.checks.length === 0) return run();
+  const slot = await acquireGateSlot(repo.location.commonDir, max, {
+    adminDir: plan.adminDir,
+    signal,
+    onWait: () =>
+      ctx.stderr.write(
+        `berth: gate for ${plan.branch} is waiting for a slot (all ${max} of [gate.capacity].max_parallel in use)\n`,
+      ),
+  });
+  if (slot === null) return run();
+  try {
+    return await run();
+  } finally {
+    await slot.release();
+  }
+}
+
 /** Runs the planned checks, then writes, deletes or keeps the receipt. */
 export async function applyGate(
   ctx: Context,
@@ -225,15 +256,17 @@ export async function applyGate(
     { path: plan.path, branch: plan.branch, marker: plan.marker },
     plan.trunk,
   );
-  const runs = await runChecks(plan.checks, {
-    cwd: plan.path,
-    env: commandEnv(ctx.env, variables),
-    logDir: join(perBerthDir(plan.adminDir), "gate"),
-    failFast: plan.failFast,
-    parallelism: options.parallelism,
-    signal: options.signal,
-    onEvent: options.onEvent,
-  });
+  const runs = await withGateSlot(ctx, repo, plan, options.signal, () =>
+    runChecks(plan.checks, {
+      cwd: plan.path,
+      env: commandEnv(ctx.env, variables),
+      logDir: join(perBerthDir(plan.adminDir), "gate"),
+      failFast: plan.failFast,
+      parallelism: options.parallelism,
+      signal: options.signal,
+      onEvent: options.onEvent,
+    }),
+  );
   const interrupted = options.signal?.aborted === true;
   const green = !interrupted && runs.every((run) => run.outcome === "passed");
   const [head, status] = await Promise.all([

@@ -1,21 +1,34 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
+import type { QueueEntry } from "../../io/queue-store.js";
 import { asApplied, type PlanApplyResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
-import { type AcceptApplyOptions, type AcceptData, applyAccept, planAccept } from "./accept.js";
+import {
+  type AcceptApplyOptions,
+  type AcceptData,
+  type AcceptPlan,
+  applyAccept,
+  planAccept,
+} from "./accept.js";
+import { landSubmitted } from "./accept-queued.js";
+import { submitEntry } from "./queue.js";
+import { viewEntry } from "./queue-entries.js";
 
 /**
  * The one place an agent surface (the MCP `accept` tool) hands a berth over
- * for landing, and the one place the authority to land is decided for it
- * (spec section 11): an agent's accept lands only with a grant. Today the
- * grant is the standing one, `[acceptance].pre_authorized = true`; without it
- * the berth is refused as `awaiting_approval`, naming the command a person
- * runs. The landing queue (issue 17) replaces the body with "submit to the
- * queue; land when granted" behind this same signature.
- *
- * Steps: plan the accept (every ordinary refusal first: dirty, locked,
- * behind, red receipt, ...); no grant -> refuse, nothing changed; grant ->
- * apply the accept as `berth accept --yes` would.
+ * for landing (spec sections 11 and 12): agents submit, people approve.
+ * Steps:
+ *   1. plan the accept (every ordinary refusal first: dirty, locked,
+ *      integrated, red receipt, ...); nothing is submitted on a refusal;
+ *   2. submit the stack to the landing queue with no confirmation of its
+ *      own: the entry's authority is a standing grant (`[acceptance]
+ *      pre_authorized`, or a `berth queue approve` given before), else none;
+ *   3. without authority the entry waits as `awaiting_approval` (shown in
+ *      status, `berth queue` and the desk) and the answer is
+ *      `awaiting_approval`, naming the command a person runs to land it;
+ *      with authority the queue lands it as `berth accept` would.
+ * Finishing a landing that already moved the trunk (mode "finish") tears a
+ * berth down without moving the trunk: that too needs the standing grant.
  */
 export async function submitForLanding(
   ctx: Context,
@@ -23,17 +36,27 @@ export async function submitForLanding(
   options: AcceptApplyOptions = {},
 ): Promise<PlanApplyResult<AcceptData>> {
   const plan = await planAccept(ctx, { target });
-  if (!plan.repo.config.acceptance.pre_authorized) {
-    const name = plan.data.path === null ? plan.data.branch : plan.data.id;
-    throw new UserError(
-      "awaiting_approval",
-      `${plan.data.id} was not landed: an agent's accept lands only with a person's approval or a standing grant ([acceptance] pre_authorized = true in berth.toml). Nothing changed. A person approves by running: ${shellCommand(["berth", "accept", name])}`,
-      {
-        next: shellCommand(["berth", "accept", name]),
-        data: plan.data,
-        plan: { steps: plan.steps },
-      },
-    );
+  if (plan.mode === "finish") {
+    if (!plan.repo.config.acceptance.pre_authorized) throw await awaitingApproval(plan, null);
+    return asApplied(await applyAccept(ctx, plan, options));
   }
-  return asApplied(await applyAccept(ctx, plan, options));
+  const entry = await submitEntry(ctx, plan, false);
+  if (entry.state === "awaiting_approval") throw await awaitingApproval(plan, entry);
+  return asApplied(await landSubmitted(ctx, plan, entry, options));
+}
+
+async function awaitingApproval(plan: AcceptPlan, entry: QueueEntry | null): Promise<UserError> {
+  const { data } = plan;
+  const name = data.path === null ? data.branch : data.id;
+  const view = entry === null ? null : await viewEntry(plan.repo.location.commonDir, entry);
+  const person = shellCommand(["berth", "accept", name]);
+  const message =
+    entry === null
+      ? `${data.id} is already on ${data.trunk.name}; only its teardown is left, and an agent's accept does that only with a standing grant ([acceptance] pre_authorized = true in berth.toml). Nothing changed. A person finishes it by running: ${person}`
+      : `${data.id} was not landed: an agent's accept lands only with a person's approval or a standing grant ([acceptance] pre_authorized = true in berth.toml); it waits in the landing queue as awaiting_approval (entry ${entry.seq}). The trunk and the berth are unchanged. A person approves by running: ${person}`;
+  return new UserError("awaiting_approval", message, {
+    next: shellCommand(["berth", "accept", name]),
+    data: { ...data, queue: view },
+    plan: { steps: plan.steps },
+  });
 }

@@ -41,6 +41,8 @@ const KEY_ACTIONS: Record<string, DeskAction> = {
   g: "gate",
   u: "update",
   a: "accept",
+  y: "approve",
+  w: "withdraw",
   r: "reclaim",
   p: "park",
   x: "drop",

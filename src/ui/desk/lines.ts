@@ -114,6 +114,12 @@ function remark(item: DeskBerthItem): string {
   const { row } = item;
   const parts: string[] = [];
   if (row.running !== null) parts.push(runningLabel(row.running));
+  if (row.queue !== null) {
+    const place = row.queue.position === null ? "" : ` #${row.queue.position}`;
+    parts.push(
+      `queue: ${row.queue.state}${place}${row.queue.reason ? ` (${row.queue.reason})` : ""}`,
+    );
+  }
   if (item.group === "contained" && row.contained !== null) {
     parts.push(`contained in ${row.contained.container} (+${row.contained.container_ahead})`);
   }
@@ -309,7 +315,21 @@ export const LEGEND_KEYS: readonly LegendKey[] = [
   },
   { key: "g", label: "gate", help: "gate: run the declared checks in the berth" },
   { key: "u", label: "update", help: "update: merge the trunk into the berth" },
-  { key: "a", label: "accept", help: "accept: land the berth on the trunk" },
+  {
+    key: "a",
+    label: "accept",
+    help: "accept: land the berth on the trunk (through the landing queue)",
+  },
+  {
+    key: "y",
+    label: "approve",
+    help: "approve: let the berth's waiting landing-queue entry land (land when green)",
+  },
+  {
+    key: "w",
+    label: "withdraw",
+    help: "withdraw: take the berth's entry out of the landing queue",
+  },
   { key: "r", label: "reclaim", help: "reclaim a contained berth (its branch is kept)" },
   { key: "p", label: "park", help: "park: tear the berth down, keep its branch, title and brief" },
   { key: "x", label: "drop", help: "drop: discard the berth" },

@@ -538,15 +538,20 @@ function checkVerb(
         w.isMain ||
         w.locked ||
         (w.folder && world.hasDirt(w.path)) ||
-        (behind && !trunkBefore.has(w.head as string)) ||
         (facts.mainTrackedDirty && !trunkBefore.has(w.head as string));
+      // Behind the trunk, accept lands through the queue's integration commit (spec section 11).
+      const throughIntegration = behind && !trunkBefore.has(w.head as string);
       if (mustRefuse && outcome.ok)
         v.push(`[accept] accepted ${w.markerId ?? w.path} but must have refused`);
       if (outcome.ok) {
         if (stillThere(w.path)) v.push(`[accept] said done but ${w.path} is still registered`);
         if (w.branch?.startsWith(PREFIX) && branchesOf(after).has(w.branch))
           v.push(`[accept] said done but kept ${w.branch}`);
-        if (w.head !== null && !trunkBefore.has(w.head) && after.trunkTip !== w.head) {
+        const landedAs =
+          throughIntegration && after.trunkTip !== null && w.head !== null
+            ? isAncestorIn(after.graph, w.head, after.trunkTip)
+            : after.trunkTip === w.head;
+        if (w.head !== null && !trunkBefore.has(w.head) && !landedAs) {
           v.push(
             `[accept] the trunk is at ${short(after.trunkTip)}, not the accepted tip ${short(w.head)}`,
           );

@@ -1,0 +1,241 @@
+import type { Context } from "../../context.js";
+import { UserError } from "../../errors.js";
+import { isAncestor } from "../../git/ancestry.js";
+import { listRefs, resolveCommit } from "../../git/refs.js";
+import { acquireLockFile, type HeldLock, thisProcessOwner } from "../../io/lock.js";
+import { isFinal, type QueueEntry, queueLockPath, readQueue } from "../../io/queue-store.js";
+import { surveyFleet } from "../fleet/survey.js";
+import { fetchRemoteTrunk } from "../repo/remote.js";
+import type { Repository } from "../repo/repository.js";
+import { detectTrunk, TRUNK_REF_PREFIXES } from "../repo/trunk.js";
+import type { AcceptApplyOptions } from "./accept.js";
+import { applyAccept, planAccept } from "./accept.js";
+import {
+  discardIntegration,
+  finishEntry,
+  type GroupOutcome,
+  integrate,
+  integrationIdPrefix,
+  type Lander,
+  landFastForward,
+  rejectEntry,
+  updateEntry,
+} from "./queue-integrate.js";
+
+/**
+ * Draining the landing queue (spec section 11): the one place the order of
+ * landing is decided. Under the queue lock, in order:
+ *   1. recover entries a killed lander left mid-way (invariant 7): an
+ *      integration commit already on the trunk is finished; anything else
+ *      is put back in the queue and its integration checkout removed;
+ *   2. take the next `[acceptance].batch` queued entries (entries awaiting
+ *      approval are passed over, never landed);
+ *   3. land the group (./queue-integrate.ts); a red batch is split in halves
+ *      and each half landed the same way, until the failing entry stands
+ *      alone and is rejected;
+ *   4. repeat until nothing is queued (or the caller's own entry is decided).
+ * A trunk that moved under a landing (a compare-and-swap that lost) sends the
+ * group round again on the new tip, a bounded number of times.
+ */
+
+const MAX_ROUNDS = 5;
+const LOCK_POLL_MS = 500;
+
+export interface DrainReport {
+  /** Entries this lander decided, in order. */
+  decided: QueueEntry[];
+  gate_runs: number;
+}
+
+async function trunkName(repo: Repository): Promise<string> {
+  const refs = await listRefs(repo.mainPath, TRUNK_REF_PREFIXES);
+  const trunk = detectTrunk(repo.config, refs);
+  if (trunk.tip === null || trunk.name === null) {
+    throw new UserError("precondition_failed", "There is no trunk to land on.", {});
+  }
+  return trunk.name;
+}
+
+/** Takes the queue lock, waiting as long as another lander holds it (or until `stop`). */
+export async function acquireQueueLock(
+  repo: Repository,
+  verb: string,
+  stop: () => Promise<boolean> = async () => false,
+): Promise<HeldLock | null> {
+  for (;;) {
+    try {
+      return await acquireLockFile(queueLockPath(repo.location.commonDir), verb, {
+        waitMs: LOCK_POLL_MS,
+      });
+    } catch (error) {
+      if (!(error instanceof UserError && error.code === "locked")) throw error;
+      if (await stop()) return null;
+    }
+  }
+}
+
+/** Drains the queue; the caller holds the queue lock. */
+export async function drainQueue(
+  ctx: Context,
+  repo: Repository,
+  options: AcceptApplyOptions & { own?: number | null } = {},
+  results: Lander["results"] = new Map(),
+): Promise<DrainReport> {
+  const lander: Lander = {
+    ctx,
+    repo,
+    options,
+    me: thisProcessOwner("queue run", ctx.now()),
+    own: options.own ?? null,
+    results,
+    gateRuns: 0,
+  };
+  const trunk = await trunkName(repo);
+  const commonDir = repo.location.commonDir;
+  const before = new Set((await readQueue(commonDir)).filter((e) => isFinal(e)).map((e) => e.seq));
+  await recover(lander, trunk);
+  for (;;) {
+    const entries = await readQueue(commonDir);
+    const own = entries.find((e) => e.seq === lander.own);
+    if (own !== undefined && isFinal(own)) break;
+    const ready = entries.filter((e) => e.state === "queued" && e.authority !== null);
+    if (ready.length === 0) break;
+    const group = ready.slice(0, Math.max(1, repo.config.acceptance.batch));
+    await landGroup(lander, group, trunk);
+  }
+  const decided = (await readQueue(commonDir)).filter((e) => isFinal(e) && !before.has(e.seq));
+  return { decided, gate_runs: lander.gateRuns };
+}
+
+/** Lands a group; a red batch is bisected. */
+async function landGroup(lander: Lander, group: QueueEntry[], trunk: string): Promise<void> {
+  const live: QueueEntry[] = [];
+  for (const entry of group) if (await stillSubmitted(lander, entry)) live.push(entry);
+  if (live.length === 0) return;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const pending = live.filter((e) => e.state === "queued");
+    if (pending.length === 0) return;
+    const outcome = await landOnce(lander, pending, trunk);
+    if (outcome === "done") return;
+    if (outcome === "red") {
+      const half = Math.ceil(pending.length / 2);
+      await landGroup(lander, pending.slice(0, half), trunk);
+      await landGroup(lander, pending.slice(half), trunk);
+      return;
+    }
+  }
+  for (const entry of live.filter((e) => e.state === "queued")) {
+    await rejectEntry(
+      lander,
+      entry,
+      { kind: "moved", files: [], check: null },
+      `${trunk} kept moving while it was being landed (${MAX_ROUNDS} tries); submit it again`,
+    );
+  }
+}
+
+async function landOnce(
+  lander: Lander,
+  pending: QueueEntry[],
+  trunk: string,
+): Promise<GroupOutcome> {
+  const base = await landingBase(lander.repo, trunk);
+  const [single] = pending;
+  if (pending.length === 1 && single !== undefined) {
+    const contains = await isAncestor(lander.repo.mainPath, base, single.tip).catch(() => false);
+    if (contains) return landFastForward(lander, single, trunk);
+  }
+  return integrate(lander, pending, trunk, base);
+}
+
+/**
+ * The commit a landing builds on: the trunk's tip, or with `[remote].name`
+ * the remote's trunk fetched now when it is ahead of the local one (spec
+ * section 13: the remote's trunk is the trunk). Fetched again each round, so
+ * a push whose lease lost is re-integrated against the remote's new trunk.
+ */
+async function landingBase(repo: Repository, trunk: string): Promise<string> {
+  const local = await resolveCommit(repo.mainPath, `refs/heads/${trunk}`);
+  if (local === null) throw new UserError("precondition_failed", "There is no trunk to land on.");
+  const remote = await fetchRemoteTrunk(repo, trunk, local, "nothing was landed");
+  return remote?.tip ?? local;
+}
+
+/**
+ * The berth still holds the tip it submitted; otherwise the entry is rejected
+ * (what lands is what was submitted, and a moved berth cannot be torn down).
+ */
+async function stillSubmitted(lander: Lander, entry: QueueEntry): Promise<boolean> {
+  const now = await resolveCommit(lander.repo.mainPath, `refs/heads/${entry.branch}`);
+  if (now === entry.tip) return true;
+  await rejectEntry(
+    lander,
+    entry,
+    { kind: "moved", files: [], check: null },
+    now === null
+      ? `its branch ${entry.branch} is gone`
+      : `${entry.branch} moved since it was submitted (to ${now.slice(0, 12)}); accept it again`,
+  );
+  return false;
+}
+
+/**
+ * Entries a lander left integrating or gating: this lander holds the queue
+ * lock, so that lander is gone. What the trunk says decides what is left.
+ */
+async function recover(lander: Lander, trunk: string): Promise<void> {
+  const { repo } = lander;
+  const entries = await readQueue(repo.location.commonDir);
+  for (const entry of entries.filter((e) => e.state === "integrating" || e.state === "gating")) {
+    const integration = entry.integration;
+    if (integration?.commit && (await onTrunk(repo, integration.commit, trunk))) {
+      if (integration.id !== null) await finishIntegrationBerth(lander, integration.id);
+      await finishEntry(
+        lander,
+        entry,
+        { old: integration.trunk_tip, new: integration.commit, trunk },
+        null,
+      );
+      continue;
+    }
+    if (integration === null && (await onTrunk(repo, entry.tip, trunk))) {
+      // A fast-forward that moved the trunk before its lander stopped: accept's
+      // own finish records the landing from its unfinished-landing record.
+      await finishIntegrationBerth(lander, entry.id);
+      await updateEntry(lander, entry, { state: "landed", step: null, lander: null });
+      continue;
+    }
+    // Killed while its checkout was being made, the id was never recorded: it is named after the group's first entry.
+    const ids = integration?.id ? [integration.id] : await integrationBerthsOf(repo, entry.seq);
+    for (const id of ids) await discardIntegration(lander, id, [entry]);
+    await updateEntry(lander, entry, {
+      state: "queued",
+      step: null,
+      lander: null,
+      integration: null,
+    });
+  }
+}
+
+/** A berth whose landing moved the trunk (an integration berth, or a fast-forwarded one): its teardown and branch. */
+async function finishIntegrationBerth(lander: Lander, id: string): Promise<void> {
+  const ctx = { ...lander.ctx, cwd: lander.repo.mainPath };
+  try {
+    const plan = await planAccept(ctx, { target: id });
+    if (plan.mode === "finish") await applyAccept(ctx, plan, {});
+  } catch {
+    // Already gone: nothing of it is left to finish.
+  }
+}
+
+/** Integration berths a lander began for the group led by entry `seq` (./queue-integrate.ts names them). */
+async function integrationBerthsOf(repo: Repository, seq: number): Promise<string[]> {
+  const survey = await surveyFleet(repo, { readStatusOf: () => false });
+  return survey.worktrees.flatMap((w) =>
+    w.marker?.id.startsWith(integrationIdPrefix(seq)) ? [w.marker.id] : [],
+  );
+}
+
+async function onTrunk(repo: Repository, commit: string, trunk: string): Promise<boolean> {
+  return isAncestor(repo.mainPath, commit, `refs/heads/${trunk}`).catch(() => false);
+}

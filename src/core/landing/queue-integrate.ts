@@ -1,0 +1,384 @@
+import { type Context, silentJournal } from "../../context.js";
+import { UserError } from "../../errors.js";
+import { isAncestor } from "../../git/ancestry.js";
+import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../git/merge.js";
+import { resolveCommit } from "../../git/refs.js";
+import type { LockOwner } from "../../io/lock.js";
+import { type QueueEntry, type Rejection, writeEntry } from "../../io/queue-store.js";
+import { writeLandingRecord } from "../../io/unfinished-landing.js";
+import type { VerbResult } from "../../result.js";
+import { cryptoHex, type RandomHex } from "../berth/identity.js";
+import { startBerth } from "../lifecycle/start.js";
+import type { Repository } from "../repo/repository.js";
+import { type AcceptApplyOptions, type AcceptData, applyAccept, planAccept } from "./accept.js";
+import { removeIntegrationCheckout } from "./queue-discard.js";
+
+/**
+ * Landing one group of queue entries (spec section 11), every step recorded
+ * in the entry before it is taken (invariant 7):
+ *   1. fast-forward (`landFastForward`): a single stack that contains the
+ *      trunk tip lands as accept always did (receipt or gate, then the
+ *      compare-and-swap in ./accept-apply.ts);
+ *   2. integration (`integrate`): a throwaway integration berth made by
+ *      `start` from the trunk tip (its resources and setup), the stacks
+ *      merged into it (trunk first parent, `--no-ff`), a conflict rejecting
+ *      only that entry; then that berth is accepted: the trunk's gate runs on
+ *      exactly the merge commit and the trunk moves to it by compare-and-swap,
+ *      the integration berth is torn down and its branch deleted;
+ *   3. `finishEntry`: each landed entry's own landing record, then its berth
+ *      is finished (teardown, branch) as a landed berth.
+ * A red gate rejects a single entry; for a batch it answers "red" and the
+ * caller bisects. A rejected entry's berth, branch and receipt are untouched.
+ */
+
+/** What one landing pass carries: who lands, where results go, gate runs counted. */
+export interface Lander {
+  /** The submitter's own context (its logbook), used for its own entry. */
+  ctx: Context;
+  repo: Repository;
+  options: AcceptApplyOptions;
+  me: LockOwner;
+  /** The entry whose result the caller returns, or null (`queue run`). */
+  own: number | null;
+  results: Map<number, { result?: VerbResult<AcceptData>; error?: unknown }>;
+  gateRuns: number;
+}
+
+export type GroupOutcome = "done" | "red" | "moved";
+
+/** A context for work done on behalf of the queue: at the main checkout, no logbook of its own. */
+function queueContext(lander: Lander, entry: QueueEntry | null): Context {
+  if (entry !== null && entry.seq === lander.own) return lander.ctx;
+  return { ...lander.ctx, cwd: lander.repo.mainPath, journal: silentJournal };
+}
+
+export async function updateEntry(
+  lander: Lander,
+  entry: QueueEntry,
+  change: Partial<QueueEntry>,
+): Promise<void> {
+  Object.assign(entry, change, { updated_at: lander.ctx.now().toISOString() });
+  await writeEntry(lander.repo.location.commonDir, entry);
+}
+
+export async function rejectEntry(
+  lander: Lander,
+  entry: QueueEntry,
+  rejection: Rejection,
+  reason: string,
+  outcome: { result?: VerbResult<AcceptData>; error?: unknown } = {},
+): Promise<void> {
+  await updateEntry(lander, entry, {
+    state: "rejected",
+    rejection,
+    reason,
+    lander: null,
+    step: null,
+  });
+  lander.results.set(entry.seq, outcome);
+}
+
+/** A single stack containing the trunk tip: accept's own fast-forward landing. */
+export async function landFastForward(
+  lander: Lander,
+  entry: QueueEntry,
+  trunk: string,
+): Promise<GroupOutcome> {
+  const ctx = queueContext(lander, entry);
+  await updateEntry(lander, entry, { state: "gating", step: "fast_forward", lander: lander.me });
+  let result: VerbResult<AcceptData>;
+  try {
+    const plan = await planAccept(ctx, { target: entry.id });
+    if (plan.mode === "integrate") return requeue(lander, [entry]);
+    result = await applyAccept(ctx, plan, lander.options);
+  } catch (error) {
+    if (error instanceof UserError && error.code === "moved") return requeue(lander, [entry]);
+    if (isRemoteFailure(error)) return requeueAndThrow(lander, [entry], error);
+    const message = (error as Error).message;
+    await rejectEntry(lander, entry, refused(), message, { error });
+    return "done";
+  }
+  if (result.data?.gate) {
+    lander.gateRuns++;
+    entry.gate_runs++;
+  }
+  const data = result.data;
+  if (data?.landing.trunk_landed) {
+    await updateEntry(lander, entry, {
+      state: "landed",
+      step: null,
+      lander: null,
+      landed: { old_trunk: data.trunk.old, new_trunk: data.trunk.new, via: "fast_forward" },
+    });
+    lander.results.set(entry.seq, { result });
+    return "done";
+  }
+  if (result.error?.code === "moved") return requeue(lander, [entry]);
+  const failed = data?.gate?.failures[0];
+  await rejectEntry(
+    lander,
+    entry,
+    failed ? { kind: "red", files: [], check: failed.name } : refused(),
+    failed
+      ? `the trunk's gate is red: check "${failed.name}" failed on ${trunk}'s next commit`
+      : (result.error?.message ?? "not landed"),
+    { result },
+  );
+  return "done";
+}
+
+function refused(): Rejection {
+  return { kind: "refused", files: [], check: null };
+}
+
+/**
+ * Merges the group onto `trunkTip` (the trunk's tip, or the remote's trunk
+ * when it is ahead: ./queue-drain.ts) in an integration berth, gates it
+ * there, lands it through THE trunk move (./trunk-move.ts, by accept).
+ */
+export async function integrate(
+  lander: Lander,
+  group: QueueEntry[],
+  trunk: string,
+  trunkTip: string,
+): Promise<GroupOutcome> {
+  const ctx = queueContext(lander, null);
+  const first = group[0];
+  if (first === undefined) return "done";
+  for (const entry of group) {
+    await updateEntry(lander, entry, {
+      state: "integrating",
+      step: "checkout",
+      lander: lander.me,
+      integration: { id: null, trunk_tip: trunkTip, commit: null },
+    });
+  }
+  let checkout: { id: string; path: string };
+  try {
+    const started = await startBerth(ctx, {
+      name: integrationIdPrefix(first.seq).slice(0, -1),
+      from: trunkTip,
+      random: suffixFrom(first.tip),
+    });
+    if (!started.ok || started.data === undefined || started.data === null) {
+      throw new Error(started.error?.message ?? "start failed");
+    }
+    checkout = started.data;
+  } catch (error) {
+    const why = `the integration checkout could not be set up: ${(error as Error).message}`;
+    for (const entry of group) await rejectEntry(lander, entry, refused(), why, { error });
+    return "done";
+  }
+  const merged: QueueEntry[] = [];
+  for (const entry of group) {
+    await updateEntry(lander, entry, {
+      step: "merge",
+      integration: { id: checkout.id, trunk_tip: trunkTip, commit: null },
+    });
+    const attempt = await mergeCommit(
+      checkout.path,
+      entry.tip,
+      `Integrate ${entry.branch} into ${trunk}`,
+      { noFastForward: true },
+    );
+    if (attempt.merged) {
+      merged.push(entry);
+      continue;
+    }
+    const files = await listConflictedPaths(checkout.path).catch(() => []);
+    if (await isMerging(checkout.path)) await abortMerge(checkout.path);
+    await rejectEntry(
+      lander,
+      entry,
+      { kind: "conflict", files, check: null },
+      files.length > 0
+        ? `it conflicts with ${trunk}: ${files.join(", ")}`
+        : `it does not merge with ${trunk}: ${attempt.output}`,
+    );
+  }
+  if (merged.length === 0) {
+    await discardIntegration(lander, checkout.id, group);
+    return "done";
+  }
+  const commit = await resolveCommit(checkout.path, "HEAD");
+  if (commit === null) throw new Error("the integration checkout has no HEAD");
+  for (const entry of merged) {
+    await updateEntry(lander, entry, {
+      state: "gating",
+      step: "gate",
+      integration: { id: checkout.id, trunk_tip: trunkTip, commit },
+    });
+  }
+  let applied: VerbResult<AcceptData>;
+  try {
+    // The integration berth is accepted like any berth: the trunk's gate, then the compare-and-swap.
+    applied = await applyAccept(
+      ctx,
+      await planAccept(ctx, { target: checkout.id }),
+      lander.options,
+    );
+  } catch (error) {
+    await discardIntegration(lander, checkout.id, merged);
+    if (error instanceof UserError && error.code === "moved") return requeue(lander, merged);
+    if (isRemoteFailure(error)) return requeueAndThrow(lander, merged, error);
+    const why = `the integration commit could not land: ${(error as Error).message}`;
+    for (const entry of merged) await rejectEntry(lander, entry, refused(), why, { error });
+    return "done";
+  }
+  if (applied.data?.gate) {
+    lander.gateRuns++;
+    for (const entry of merged) entry.gate_runs++;
+  }
+  if (!applied.data?.landing.trunk_landed) {
+    await discardIntegration(lander, checkout.id, merged);
+    if (applied.error?.code === "moved") return requeue(lander, merged);
+    const failed = applied.data?.gate?.failures[0];
+    if (failed !== undefined && merged.length > 1) {
+      await requeue(lander, merged);
+      return "red";
+    }
+    for (const entry of merged) {
+      await rejectEntry(
+        lander,
+        entry,
+        failed ? { kind: "red", files: [], check: failed.name } : refused(),
+        failed
+          ? `the trunk's gate is red on the integration commit ${commit.slice(0, 12)}: check "${failed.name}" failed`
+          : (applied.error?.message ?? "not landed"),
+        { result: applied },
+      );
+    }
+    return "done";
+  }
+  for (const entry of merged) {
+    await finishEntry(lander, entry, { old: trunkTip, new: commit, trunk }, applied);
+  }
+  return "done";
+}
+
+/** The id of the integration berth for the group led by entry `seq` starts with this. */
+export function integrationIdPrefix(seq: number): string {
+  return `integrate-${seq}-`;
+}
+
+/**
+ * The integration berth's id suffix: from the entry's tip first (the same
+ * entry gets the same checkout name, so its merge commit is reproducible),
+ * random if that id is taken.
+ */
+function suffixFrom(tip: string): RandomHex {
+  let calls = 0;
+  return (digits) => (calls++ === 0 ? tip.slice(0, digits) : cryptoHex(digits));
+}
+
+/** An unreachable remote judged nothing: the entries stay queued and the drain stops with its refusal. */
+function isRemoteFailure(error: unknown): error is UserError {
+  return error instanceof UserError && error.code === "remote_failed";
+}
+
+async function requeueAndThrow(
+  lander: Lander,
+  entries: QueueEntry[],
+  error: UserError,
+): Promise<never> {
+  await requeue(lander, entries);
+  throw error;
+}
+
+async function requeue(lander: Lander, entries: QueueEntry[]): Promise<GroupOutcome> {
+  for (const entry of entries) {
+    await updateEntry(lander, entry, {
+      state: "queued",
+      step: null,
+      lander: null,
+      integration: null,
+    });
+  }
+  return "moved";
+}
+
+/**
+ * After the trunk moved to an integration commit holding this entry: its own
+ * landing record, then its berth finished like any landed berth.
+ */
+export async function finishEntry(
+  lander: Lander,
+  entry: QueueEntry,
+  move: { old: string; new: string; trunk: string },
+  integration: VerbResult<AcceptData> | null,
+): Promise<void> {
+  const { repo } = lander;
+  await updateEntry(lander, entry, { step: "finish" });
+  // Accept's own unfinished-landing record: the finish below (or any later
+  // `berth accept <branch>`) knows this berth landed, even with no commits of
+  // its own, and records the landing once from it.
+  await writeLandingRecord(repo.location.commonDir, {
+    version: 1,
+    id: entry.id,
+    branch: entry.branch,
+    path: entry.path ?? "",
+    trunk: move.trunk,
+    old: move.old,
+    new: move.new,
+    validated_by: "gate",
+    main_checkout: null,
+    created_at: lander.ctx.now().toISOString(),
+  });
+  const hints: string[] = [];
+  const ctx = queueContext(lander, entry);
+  let finish: VerbResult<AcceptData> | null = null;
+  let problem: string | null = null;
+  try {
+    const plan = await planAccept(ctx, { target: entry.id });
+    if (plan.mode === "finish") finish = await applyAccept(ctx, plan, lander.options);
+  } catch (error) {
+    problem = `its berth was not torn down: ${(error as Error).message}`;
+  }
+  await updateEntry(lander, entry, {
+    state: "landed",
+    step: null,
+    lander: null,
+    landed: { old_trunk: move.old, new_trunk: move.new, via: "integration" },
+  });
+  if (finish?.data) {
+    const data = finish.data;
+    data.validated = { commit: move.new, by: "gate", checks: data.validated.checks };
+    data.trunk = { name: move.trunk, old: move.old, new: move.new };
+    data.resumed = false;
+    data.gate = integration?.data?.gate ?? null;
+    if (integration?.data) {
+      // The integration berth's accept moved the trunk and brought the main checkout along.
+      data.main_checkout = integration.data.main_checkout;
+      data.landing.main_checkout_updated = integration.data.landing.main_checkout_updated;
+    }
+    finish.hints.push(...hints);
+    if (problem !== null) finish.hints.push(problem);
+    lander.results.set(entry.seq, { result: finish });
+  } else {
+    lander.results.set(entry.seq, problem === null ? {} : { error: new Error(problem) });
+  }
+}
+
+/**
+ * Removes a throwaway integration checkout (./queue-discard.ts); one that
+ * stays (its teardown stopped) is recorded on the entries it was made for.
+ */
+export async function discardIntegration(
+  lander: Lander,
+  id: string,
+  owners: readonly QueueEntry[],
+): Promise<void> {
+  const why = await removeIntegrationCheckout(lander.repo, lander.ctx, id);
+  if (why === null) return;
+  lander.ctx.stderr.write(`berth: the integration checkout ${id} was not removed: ${why}\n`);
+  for (const entry of owners) await updateEntry(lander, entry, { leftover: { id, reason: why } });
+}
+
+/** Whether `commit` is on the trunk now. */
+export async function onTrunkNow(
+  repo: Repository,
+  trunk: string,
+  commit: string,
+): Promise<boolean> {
+  return isAncestor(repo.mainPath, commit, `refs/heads/${trunk}`).catch(() => false);
+}

@@ -1,0 +1,254 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Context } from "../../context.js";
+import { UserError } from "../../errors.js";
+import { readJsonFile, writeJsonAtomic } from "../../io/atomic.js";
+import {
+  type Authority,
+  appendEntry,
+  isFinal,
+  type QueueEntry,
+  type QueueState,
+  queueDir,
+  readQueue,
+  writeEntry,
+} from "../../io/queue-store.js";
+import type { VerbResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
+import { surveyFleet } from "../fleet/survey.js";
+import { resolveTarget } from "../repo/berth-target.js";
+import { openRepository, type Repository } from "../repo/repository.js";
+import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
+import { completeLeftovers } from "./queue-discard.js";
+import { acquireQueueLock, type DrainReport, drainQueue } from "./queue-drain.js";
+import { type QueueEntryView, viewEntry, viewQueue } from "./queue-entries.js";
+import type { Lander } from "./queue-integrate.js";
+
+export { type QueueEntryView, viewQueue };
+
+/**
+ * The landing queue as verbs see it (spec section 11): submitting a berth's
+ * stack (accept), listing (`berth queue`), `approve` and `withdraw`, and
+ * draining (`queue run`, and accept waiting for its own entry). Landing
+ * itself is ./queue-drain.ts and ./queue-integrate.ts.
+ *
+ * Authority, the one place it is decided: a person's confirmation (`--yes`,
+ * the `[y/N]`, the desk's approve key), `[acceptance].pre_authorized`, or a
+ * `queue approve` given before the entry existed (a standing grant, kept
+ * under `queue/grants/`). An entry without any waits as `awaiting_approval`.
+ */
+
+export interface QueueData {
+  entries: QueueEntryView[];
+}
+
+export interface QueueRunData extends QueueData {
+  /** Entries this run decided. */
+  decided: QueueEntryView[];
+  /** Gate runs this run made (a batch gated once counts once). */
+  gate_runs: number;
+}
+
+function grantPath(repo: Repository, id: string): string {
+  return join(queueDir(repo.location.commonDir), "grants", `${id}.json`);
+}
+
+/** Puts an accept plan's stack in the queue (or refreshes the berth's open entry). */
+export async function submitEntry(
+  ctx: Context,
+  plan: AcceptPlan,
+  confirmed: boolean,
+): Promise<QueueEntry> {
+  const { repo, data } = plan;
+  const commonDir = repo.location.commonDir;
+  const grant = await readJsonFile(grantPath(repo, data.id)).catch(() => null);
+  const authority: Authority | null = confirmed
+    ? "confirmed"
+    : repo.config.acceptance.pre_authorized
+      ? "pre_authorized"
+      : grant
+        ? "approved"
+        : null;
+  if (grant) await rm(grantPath(repo, data.id), { force: true });
+  const now = ctx.now().toISOString();
+  const open = (await readQueue(commonDir)).find((e) => e.id === data.id && !isFinal(e));
+  const state: QueueState = authority === null ? "awaiting_approval" : "queued";
+  if (open !== undefined && (open.state === "queued" || open.state === "awaiting_approval")) {
+    open.tip = data.validated.commit;
+    open.path = data.path;
+    if (authority !== null) open.authority = authority;
+    open.state = open.authority === null ? "awaiting_approval" : "queued";
+    open.updated_at = now;
+    await writeEntry(commonDir, open);
+    return open;
+  }
+  if (open !== undefined) return open;
+  return appendEntry(commonDir, (seq) => ({
+    version: 1,
+    seq,
+    id: data.id,
+    branch: data.branch,
+    path: data.path,
+    tip: data.validated.commit,
+    state,
+    authority,
+    submitted_at: now,
+    updated_at: now,
+    lander: null,
+    step: null,
+    integration: null,
+    reason: null,
+    rejection: null,
+    landed: null,
+    gate_runs: 0,
+  }));
+}
+
+/**
+ * Drains the queue until `entry` is decided: whoever holds the queue lock
+ * lands; waiting, this process checks whether another lander decided it.
+ */
+export async function landUntilDecided(
+  ctx: Context,
+  repo: Repository,
+  entry: QueueEntry,
+  options: AcceptApplyOptions,
+): Promise<{ entry: QueueEntry; result?: VerbResult<AcceptData>; error?: unknown }> {
+  const commonDir = repo.location.commonDir;
+  const results: Lander["results"] = new Map();
+  const current = async () =>
+    (await readQueue(commonDir)).find((e) => e.seq === entry.seq) ?? entry;
+  for (;;) {
+    const now = await current();
+    if (isFinal(now) || now.state === "awaiting_approval") return { entry: now };
+    const held = await acquireQueueLock(repo, "accept", async () => isFinal(await current()));
+    if (held === null) continue;
+    try {
+      await drainQueue(ctx, repo, { ...options, own: entry.seq }, results);
+    } finally {
+      await held.release();
+    }
+    const decided = await current();
+    const mine = results.get(entry.seq);
+    if (isFinal(decided) || decided.state === "awaiting_approval") {
+      return { entry: decided, ...mine };
+    }
+  }
+}
+
+/** `berth queue run`: drain it, waiting for a lander already at work. */
+export async function runQueue(
+  ctx: Context,
+  options: AcceptApplyOptions,
+): Promise<VerbResult<QueueRunData>> {
+  const repo = await openRepository(ctx);
+  const held = await acquireQueueLock(repo, "queue run");
+  let report: DrainReport;
+  let hints: string[];
+  try {
+    // Integration checkouts an earlier rejection could not remove go first.
+    hints = await completeLeftovers(repo, ctx);
+    report = await drainQueue(ctx, repo, options);
+  } finally {
+    await held?.release();
+  }
+  const entries = viewQueue(await readQueue(repo.location.commonDir));
+  const data: QueueRunData = {
+    entries,
+    decided: viewQueue(report.decided).map((e) => ({ ...e, position: null })),
+    gate_runs: report.gate_runs,
+  };
+  return { ok: true, verb: "queue run", data, steps: [], hints };
+}
+
+export async function listQueue(ctx: Context): Promise<VerbResult<QueueData>> {
+  const repo = await openRepository(ctx);
+  const entries = viewQueue(await readQueue(repo.location.commonDir));
+  return { ok: true, verb: "queue", data: { entries }, steps: [], hints: [] };
+}
+
+/** The berth's open entry, by id, branch or branch without its prefix. */
+async function openEntryOf(repo: Repository, target: string): Promise<QueueEntry | undefined> {
+  const prefix = repo.config.repository.branch_prefix;
+  const names = new Set([target, `${prefix}${target}`, target.replace(/^refs\/heads\//, "")]);
+  return (await readQueue(repo.location.commonDir)).find(
+    (e) => !isFinal(e) && (names.has(e.id) || names.has(e.branch)),
+  );
+}
+
+/** `berth queue approve <berth>`: the entry may land (now, or once submitted and green). */
+export async function approveEntry(
+  ctx: Context,
+  target: string,
+): Promise<VerbResult<{ entry: QueueEntryView | null; grant: string | null }>> {
+  const repo = await openRepository(ctx);
+  const entry = await openEntryOf(repo, target);
+  if (entry === undefined) {
+    // Land when green: a standing grant the berth's submission picks up.
+    const survey = await surveyFleet(repo, { readStatusOf: () => false });
+    const berth = resolveTarget(survey, repo.location.cwd, target, "queue approve");
+    const id = berth.marker?.id;
+    if (id === undefined) {
+      throw new UserError("unknown_target", `${target} is not a berth.`, {
+        next: shellCommand(["berth", "status"]),
+      });
+    }
+    await writeJsonAtomic(grantPath(repo, id), { id, at: ctx.now().toISOString() });
+    return {
+      ok: true,
+      verb: "queue approve",
+      data: { entry: null, grant: id },
+      steps: [
+        { step: "grant", target: id, outcome: "done", reason: "lands once submitted and green" },
+      ],
+      hints: [],
+    };
+  }
+  if (entry.authority === null) {
+    entry.authority = "approved";
+    if (entry.state === "awaiting_approval") entry.state = "queued";
+    entry.updated_at = ctx.now().toISOString();
+    await writeEntry(repo.location.commonDir, entry);
+  }
+  const view = await viewEntry(repo.location.commonDir, entry);
+  return {
+    ok: true,
+    verb: "queue approve",
+    data: { entry: view, grant: null },
+    steps: [{ step: "approve", target: entry.id, outcome: "done" }],
+    hints: [shellCommand(["berth", "queue", "run"])],
+  };
+}
+
+/** `berth queue withdraw <berth>`: the entry leaves the queue; its berth is untouched. */
+export async function withdrawEntry(
+  ctx: Context,
+  target: string,
+): Promise<VerbResult<{ entry: QueueEntryView }>> {
+  const repo = await openRepository(ctx);
+  const entry = await openEntryOf(repo, target);
+  if (entry === undefined) {
+    throw new UserError("unknown_target", `${target} has no entry waiting in the landing queue.`, {
+      next: shellCommand(["berth", "queue"]),
+    });
+  }
+  if (entry.state !== "queued" && entry.state !== "awaiting_approval") {
+    throw new UserError(
+      "precondition_failed",
+      `${entry.id} is being landed now (${entry.state}); it can no longer be withdrawn. Nothing changed.`,
+      { next: shellCommand(["berth", "queue"]), nothingChanged: true },
+    );
+  }
+  entry.state = "withdrawn";
+  entry.reason = "withdrawn";
+  entry.updated_at = ctx.now().toISOString();
+  await writeEntry(repo.location.commonDir, entry);
+  const view = await viewEntry(repo.location.commonDir, entry);
+  return {
+    ok: true,
+    verb: "queue withdraw",
+    data: { entry: view },
+    steps: [{ step: "withdraw", target: entry.id, outcome: "done" }],
+    hints: [],
+  };
+}

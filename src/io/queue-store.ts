@@ -1,0 +1,139 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createFileAtomic, writeJsonAtomic } from "./atomic.js";
+import type { LockOwner } from "./lock.js";
+import { sharedStateDir } from "./paths.js";
+
+/**
+ * The landing queue's files (spec section 11): `<common>/berth/queue/`, one
+ * JSON file per entry named `<seq>.json`, written whole and
+ * renamed (src/io/atomic.ts), so a killed writer leaves the old entry or the
+ * new one, never half of either. The queue's lock is `queue/lock`. Entries
+ * are read in `seq` order, which is the landing order.
+ */
+
+export type QueueState =
+  | "awaiting_approval"
+  | "queued"
+  | "integrating"
+  | "gating"
+  | "landed"
+  | "rejected"
+  | "withdrawn";
+
+/** Who let the entry land: a person's confirmation, a standing grant, or `queue approve`. */
+export type Authority = "confirmed" | "pre_authorized" | "approved";
+
+/** The last step a lander recorded for an entry, before doing it (invariant 7). */
+export type LandingStep = "checkout" | "merge" | "gate" | "move_trunk" | "finish" | "fast_forward";
+
+export interface Rejection {
+  kind: "conflict" | "red" | "moved" | "refused";
+  /** conflict: the files git could not merge. */
+  files: string[];
+  /** red: the check that failed. */
+  check: string | null;
+}
+
+export interface QueueEntry {
+  version: 1;
+  seq: number;
+  id: string;
+  branch: string;
+  /** The berth's checkout when submitted. */
+  path: string | null;
+  /** The stack's tip as submitted: the entry lands exactly this commit's content. */
+  tip: string;
+  state: QueueState;
+  authority: Authority | null;
+  submitted_at: string;
+  updated_at: string;
+  /** The process landing it now; null when no lander holds it. */
+  lander: LockOwner | null;
+  step: LandingStep | null;
+  /** The throwaway integration berth and the commit gated there. */
+  integration: { id: string | null; trunk_tip: string; commit: string | null } | null;
+  reason: string | null;
+  rejection: Rejection | null;
+  landed: { old_trunk: string; new_trunk: string; via: "fast_forward" | "integration" } | null;
+  /** Gate runs this entry took part in (a batch shares them). */
+  gate_runs: number;
+  /**
+   * An integration checkout made for this entry that could not be removed
+   * (its teardown stopped): `berth queue run` removes it. Absent in entries
+   * written before it existed.
+   */
+  leftover?: { id: string; reason: string } | null;
+}
+
+export function queueDir(commonDir: string): string {
+  return join(sharedStateDir(commonDir), "queue");
+}
+
+export function queueLockPath(commonDir: string): string {
+  return join(queueDir(commonDir), "lock");
+}
+
+/** Named by the sequence number alone, so claiming a number is one exclusive create. */
+export function entryFileName(entry: Pick<QueueEntry, "seq">): string {
+  return `${String(entry.seq).padStart(6, "0")}.json`;
+}
+
+export const FINAL_STATES: ReadonlySet<QueueState> = new Set(["landed", "rejected", "withdrawn"]);
+
+export function isFinal(entry: QueueEntry): boolean {
+  return FINAL_STATES.has(entry.state);
+}
+
+/** Every readable entry, in landing order; a torn or foreign file is skipped. */
+export async function readQueue(commonDir: string): Promise<QueueEntry[]> {
+  const dir = queueDir(commonDir);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const entries: QueueEntry[] = [];
+  for (const name of names) {
+    if (!/^\d{6,}\.json$/.test(name)) continue;
+    const text = await readFile(join(dir, name), "utf8").catch(() => null);
+    const entry = text === null ? null : parseEntry(text);
+    if (entry !== null) entries.push(entry);
+  }
+  return entries.sort((a, b) => a.seq - b.seq);
+}
+
+function parseEntry(text: string): QueueEntry | null {
+  try {
+    const raw = JSON.parse(text) as Partial<QueueEntry>;
+    if (raw.version !== 1 || typeof raw.seq !== "number" || typeof raw.id !== "string") return null;
+    if (typeof raw.tip !== "string" || typeof raw.state !== "string") return null;
+    return raw as QueueEntry;
+  } catch {
+    return null;
+  }
+}
+
+export async function writeEntry(commonDir: string, entry: QueueEntry): Promise<void> {
+  await writeJsonAtomic(join(queueDir(commonDir), entryFileName(entry)), entry);
+}
+
+/**
+ * Adds an entry at the end: the next free sequence number, claimed by an
+ * exclusive create so two submitters never share one.
+ */
+export async function appendEntry(
+  commonDir: string,
+  make: (seq: number) => QueueEntry,
+): Promise<QueueEntry> {
+  for (;;) {
+    const entries = await readQueue(commonDir);
+    const seq = (entries.at(-1)?.seq ?? 0) + 1;
+    const entry = make(seq);
+    try {
+      await createFileAtomic(
+        join(queueDir(commonDir), entryFileName(entry)),
+        `${JSON.stringify(entry, null, 2)}\n`,
+      );
+      return entry;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+}

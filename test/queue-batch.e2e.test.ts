@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { berthBranches } from "./helpers/fleet.js";
+import {
+  berthWith,
+  checkedCommits,
+  isAncestor,
+  landedBranches,
+  onlyFastForwards,
+  queueFixture,
+  recordingGate,
+  tip,
+  trunkHistory,
+} from "./helpers/queue.js";
+import { runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * Batches (`[acceptance].batch`, spec section 11): the next N entries are
+ * merged into one integration commit and gated once; a red batch is split
+ * and re-gated until the failing entry stands alone.
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+async function submitFour(r: TestRepo, env: NodeJS.ProcessEnv, bad: number | null) {
+  const berths = [];
+  for (let i = 0; i < 4; i++) {
+    const files: Record<string, string> = { [`f${i}.txt`]: `${i}\n` };
+    if (i === bad) files["bad.txt"] = "the gate rejects this\n";
+    const b = await berthWith(r, env, `b${i}`, files);
+    const run = await runBerth(["accept", b.id, "--no-wait", "--yes", "--json"], {
+      cwd: r.path,
+      env,
+    });
+    expect(run.json.data.queue.state).toBe("queued");
+    berths.push(b);
+  }
+  return berths;
+}
+
+describe("batches", () => {
+  it("batch = 4 with four non-conflicting entries: one integration commit, gated exactly once, lands all four", async () => {
+    const fx = queueFixture(`${recordingGate()}\n[acceptance]\nbatch = 4\n`);
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const berths = await submitFour(repo, env, null);
+    const tips = berths.map((b) => tip(repo as TestRepo, b.branch));
+    const run = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.data.gate_runs).toBe(1);
+    expect(checkedCommits(marker)).toEqual([tip(repo, "main")]);
+    expect(run.json.data.decided.map((e: { state: string }) => e.state)).toEqual([
+      "landed",
+      "landed",
+      "landed",
+      "landed",
+    ]);
+    // One trunk move for the whole batch, a fast-forward.
+    expect(trunkHistory(repo)).toHaveLength(2);
+    expect(onlyFastForwards(repo)).toBe(true);
+    for (const t of tips) expect(isAncestor(repo, t, "main")).toBe(true);
+    const landings = await landedBranches(repo);
+    for (const b of berths) expect(landings.filter((l) => l === b.branch)).toHaveLength(1);
+    expect(berthBranches(repo)).toEqual([]);
+  });
+
+  it("one bad entry among four: bisection rejects only it, the three good ones land, and the gate runs are reported", async () => {
+    const fx = queueFixture(`${recordingGate("! test -e bad.txt")}\n[acceptance]\nbatch = 4\n`);
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const berths = await submitFour(repo, env, 2);
+    const run = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
+    expect(run.code, run.stderr).toBe(0);
+    const states = Object.fromEntries(
+      run.json.data.decided.map((e: { id: string; state: string }) => [e.id, e.state]),
+    );
+    expect(states).toEqual({
+      [berths[0]?.id ?? ""]: "landed",
+      [berths[1]?.id ?? ""]: "landed",
+      [berths[2]?.id ?? ""]: "rejected",
+      [berths[3]?.id ?? ""]: "landed",
+    });
+    // All four (red), the first pair (green, lands), the second pair (red), then each alone.
+    expect(run.json.data.gate_runs).toBe(5);
+    expect(checkedCommits(marker)).toHaveLength(5);
+    const rejected = run.json.data.decided.find((e: { state: string }) => e.state === "rejected");
+    expect(rejected.rejection).toMatchObject({ kind: "red", check: "record" });
+    expect(isAncestor(repo, tip(repo, berths[2]?.branch ?? ""), "main")).toBe(false);
+    expect(onlyFastForwards(repo)).toBe(true);
+    // Every value the trunk took was gated (or is where it started).
+    const [start, ...moves] = trunkHistory(repo);
+    expect(start).toBeDefined();
+    for (const oid of moves) expect(checkedCommits(marker)).toContain(oid);
+    expect(berthBranches(repo)).toEqual([berths[2]?.branch]);
+  });
+});

@@ -1,0 +1,173 @@
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { installGitCounter } from "./helpers/git-counter.js";
+import { checkedCommits, recordingGate } from "./helpers/queue.js";
+import {
+  makeTwoMachines,
+  REMOTE_CONFIG,
+  startWithCommit,
+  type TwoMachines,
+} from "./helpers/remote.js";
+import { runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * The landing queue with `[remote].name` (spec sections 11 and 13): every
+ * queued landing goes through THE trunk move (core/landing/trunk-move.ts), a
+ * push with lease of exactly the gated commit; a remote that moved sends the
+ * entry round again, integrated against the remote's new trunk; the local
+ * trunk moves only after the remote took the commit.
+ */
+
+let machines: TwoMachines | undefined;
+afterEach(() => {
+  machines?.cleanup();
+  machines = undefined;
+});
+
+const remoteTip = (m: TwoMachines) => m.one.git(["--git-dir", m.bare, "rev-parse", "main"]);
+const isAncestorIn = (repo: TestRepo, a: string, b: string) => {
+  try {
+    repo.git(["merge-base", "--is-ancestor", a, b]);
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** Every value clone one's local trunk held, oldest first. */
+const localTrunkHistory = (m: TwoMachines) =>
+  m.one.git(["reflog", "show", "--format=%H", "refs/heads/main"]).split("\n").reverse();
+
+function fixture(extra = "true") {
+  const m = makeTwoMachines(`${REMOTE_CONFIG}${recordingGate(extra)}`);
+  machines = m;
+  const marker = join(m.one.dir.path, "marker");
+  const env = { ...m.one.env, MARKER: marker, TWO: m.two.path };
+  const berth = (args: string[], cwd = m.one.path, e: NodeJS.ProcessEnv = env) =>
+    runBerth(args, { cwd, env: e });
+  return { m, marker, env, berth };
+}
+
+describe("the landing queue with [remote].name", () => {
+  it("a queued landing is a push with lease of exactly the gated commit, then the local trunk", async () => {
+    const { m, env, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    const old = m.one.git(["rev-parse", "main"]);
+    const counter = installGitCounter(m.one.dir.path, env);
+    const run = await berth(["accept", x.id, "--yes", "--json"], m.one.path, counter.env);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.json.data.queue).toMatchObject({ state: "landed" });
+    const pushes = counter.calls().filter((args) => args.includes("push"));
+    expect(pushes).toHaveLength(1);
+    expect(pushes[0]).toContain(`--force-with-lease=refs/heads/main:${old}`);
+    expect(pushes[0]).toContain(`${x.tip}:refs/heads/main`);
+    expect(remoteTip(m)).toBe(x.tip);
+    expect(m.one.git(["rev-parse", "main"])).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(false);
+  });
+
+  it("a remote trunk that moved before the landing: integrated against it, gated, pushed", async () => {
+    const { m, marker, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    m.two.write("two.txt", "two\n");
+    const theirs = m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.json.data.queue).toMatchObject({ state: "landed" });
+    const landed = remoteTip(m);
+    // An integration commit: the remote's trunk first, the stack second; the gate ran on it.
+    expect(m.one.git(["rev-parse", `${landed}^1`])).toBe(theirs);
+    expect(m.one.git(["rev-parse", `${landed}^2`])).toBe(x.tip);
+    expect(checkedCommits(marker)).toEqual([landed]);
+    expect(m.one.git(["rev-parse", "main"])).toBe(landed);
+    // Every value the local trunk held is on the remote's trunk: it never ran ahead of it.
+    for (const oid of localTrunkHistory(m)) expect(isAncestorIn(m.one, oid, landed)).toBe(true);
+  });
+
+  it("a remote that moved while gating: the lease loses, the entry is re-integrated against the new remote trunk", async () => {
+    // The first gate run (in the berth, for a fast-forward) lands a commit from machine two.
+    const { m, marker, berth } = fixture(
+      `{ [ -e "$MARKER.moved" ] || { touch "$MARKER.moved" && git -C "$TWO" commit -q --allow-empty -m theirs && git -C "$TWO" push -q origin main; }; }`,
+    );
+    const x = await startWithCommit(m, m.one, "x");
+    const before = m.one.git(["rev-parse", "main"]);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const theirs = m.two.git(["rev-parse", "main"]);
+    expect(theirs).not.toBe(before);
+    const landed = remoteTip(m);
+    const checked = checkedCommits(marker);
+    // The fast-forward was gated on the berth's tip, then its push lost the lease; the
+    // second round integrated against the remote's new trunk and gated exactly that commit.
+    expect(checked).toEqual([x.tip, landed]);
+    expect(m.one.git(["rev-parse", `${landed}^1`])).toBe(theirs);
+    expect(m.one.git(["rev-parse", `${landed}^2`])).toBe(x.tip);
+    expect(isAncestorIn(m.one, theirs, landed)).toBe(true); // the remote was never rewound
+    expect(m.one.git(["rev-parse", "main"])).toBe(landed);
+    // The local trunk moved once, from where it was to what the remote took.
+    expect(localTrunkHistory(m).slice(-2)).toEqual([before, landed]);
+    expect(run.json.data.queue).toMatchObject({ state: "landed" });
+  });
+
+  it("a lander killed after the remote took the push, before the local trunk followed: queue run completes it", async () => {
+    const { m, marker, env, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    m.two.write("two.txt", "two\n");
+    const theirs = m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+    const before = m.one.git(["rev-parse", "main"]);
+    // Once the remote updated its trunk, the hook kills the nearest node ancestor: the lander.
+    const hook = join(m.bare, "hooks", "post-receive");
+    writeFileSync(
+      hook,
+      `#!/bin/sh
+[ -e "$MARKER.killed" ] && exit 0
+touch "$MARKER.killed"
+p=$PPID
+while [ "$p" -gt 1 ]; do
+  case "$(ps -o comm= -p "$p")" in node*) kill -9 "$p"; exit 0 ;; esac
+  p=$(ps -o ppid= -p "$p" | tr -d ' ')
+done
+`,
+    );
+    chmodSync(hook, 0o755);
+    const killed = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(killed.code).not.toBe(0);
+    expect(existsSync(`${marker}.killed`)).toBe(true);
+    const pushed = remoteTip(m);
+    expect(m.one.git(["rev-parse", `${pushed}^1`])).toBe(theirs);
+    expect(m.one.git(["rev-parse", "main"])).toBe(before); // the local trunk had not followed yet
+
+    const resumed = await berth(["queue", "run", "--json"], m.one.path, env);
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.json.data.decided.map((e: { state: string }) => e.state)).toEqual(["landed"]);
+    // The remote was not rewound or moved again; the local trunk followed it to the gated commit.
+    expect(remoteTip(m)).toBe(pushed);
+    expect(m.one.git(["rev-parse", "main"])).toBe(pushed);
+    expect(checkedCommits(marker)).toContain(pushed);
+    expect(localTrunkHistory(m).slice(-2)).toEqual([before, pushed]);
+    expect(existsSync(x.path)).toBe(false);
+    const left = m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm);
+    expect(left).toHaveLength(1);
+  });
+
+  it("an unreachable remote: accept is remote_failed, nothing landed, the entry stays queued", async () => {
+    const { m, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["remote", "set-url", "origin", join(m.one.dir.path, "does-not-exist.git")]);
+    const before = m.one.git(["rev-parse", "main"]);
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("remote_failed");
+    expect(m.one.git(["rev-parse", "main"])).toBe(before);
+    expect(m.one.git(["rev-parse", x.branch])).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
+    const queue = await berth(["queue", "--json"]);
+    expect(queue.json.data.entries).toMatchObject([{ id: x.id, state: "queued" }]);
+    // No integration checkout is left behind.
+    expect(m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(2);
+  });
+});

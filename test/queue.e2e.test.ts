@@ -1,0 +1,264 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { berthBranches } from "./helpers/fleet.js";
+import {
+  berthWith,
+  checkedCommits,
+  gateGreen,
+  isAncestor,
+  landedBranches,
+  onlyFastForwards,
+  queueFixture,
+  recordingGate,
+  tip,
+  trunkHistory,
+} from "./helpers/queue.js";
+import { runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * The landing queue end to end (spec section 11), through the built binary:
+ * berths forked from one trunk tip land one after another through
+ * integration commits the trunk's gate ran on; a conflict or a red gate
+ * rejects an entry and leaves its berth exactly as it was.
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+function receiptOf(r: TestRepo, id: string): string | null {
+  const file = join(r.path, ".git/worktrees", id, "berth/receipt.json");
+  return existsSync(file) ? readFileSync(file, "utf8") : null;
+}
+
+describe("landing a fleet through the queue", () => {
+  it("three berths from one trunk tip, each green: all land, the second and third through gated integration commits, the trunk only fast-forwards", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const berths = [
+      await berthWith(repo, env, "one", { "one.txt": "1\n" }),
+      await berthWith(repo, env, "two", { "two.txt": "2\n" }),
+      await berthWith(repo, env, "three", { "three.txt": "3\n" }),
+    ];
+    for (const b of berths) await gateGreen(env, b.path);
+    const tips = berths.map((b) => tip(repo as TestRepo, b.branch));
+    const fork = tip(repo, "main");
+
+    const first = await runBerth(["accept", berths[0]?.id ?? "", "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(first.code).toBe(0);
+    expect(first.json.data.validated.by).toBe("receipt");
+    expect(tip(repo, "main")).toBe(tips[0]);
+
+    for (const [i, b] of berths.entries()) {
+      if (i === 0) continue;
+      const before = tip(repo, "main");
+      const run = await runBerth(["accept", b.id, "--yes", "--json"], { cwd: repo.path, env });
+      expect(run.code, run.stderr).toBe(0);
+      const landed = tip(repo, "main");
+      // An integration commit: the old trunk tip first, the berth's tip second.
+      expect(repo.git(["rev-parse", `${landed}^1`])).toBe(before);
+      expect(repo.git(["rev-parse", `${landed}^2`])).toBe(tips[i]);
+      // The trunk's gate ran on exactly that commit.
+      expect(checkedCommits(marker)).toContain(landed);
+      expect(run.json.data.queue).toMatchObject({
+        state: "landed",
+        landed: { via: "integration" },
+      });
+      expect(run.json.data.validated).toMatchObject({ commit: landed, by: "gate" });
+      expect(existsSync(b.path)).toBe(false);
+    }
+    expect(onlyFastForwards(repo)).toBe(true);
+    expect(trunkHistory(repo)[0]).toBe(fork);
+    expect(trunkHistory(repo)).toHaveLength(4);
+    for (const t of tips) expect(isAncestor(repo, t, "main")).toBe(true);
+    const landings = await landedBranches(repo);
+    for (const b of berths) expect(landings).toContain(b.branch);
+    // The integration checkouts are gone with their branches.
+    expect(berthBranches(repo)).toEqual([]);
+    const queue = await runBerth(["queue", "--json"], { cwd: repo.path, env });
+    expect(queue.json.data.entries.map((e: { state: string }) => e.state)).toEqual([
+      "landed",
+      "landed",
+      "landed",
+    ]);
+  });
+
+  it("a berth conflicting with one that landed first is rejected, naming the file; its branch, tip, checkout and receipt are unchanged, and so is the trunk", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env } = fx;
+    const first = await berthWith(repo, env, "first", { "shared.txt": "first\n" });
+    const second = await berthWith(repo, env, "second", { "shared.txt": "second\n" });
+    await gateGreen(env, first.path);
+    await gateGreen(env, second.path);
+    const landedFirst = await runBerth(["accept", first.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(landedFirst.code).toBe(0);
+    const trunkBefore = tip(repo, "main");
+    const tipBefore = tip(repo, second.branch);
+    const receiptBefore = receiptOf(repo, second.id);
+    expect(receiptBefore).not.toBeNull();
+
+    const run = await runBerth(["accept", second.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(run.code).toBe(1);
+    expect(run.json.data.queue).toMatchObject({
+      state: "rejected",
+      rejection: { kind: "conflict", files: ["shared.txt"] },
+    });
+    expect(run.json.error.message).toContain("shared.txt");
+    expect(tip(repo, "main")).toBe(trunkBefore);
+    expect(tip(repo, second.branch)).toBe(tipBefore);
+    expect(existsSync(second.path)).toBe(true);
+    expect(repo.git(["status", "--porcelain"], second.path)).toBe("");
+    expect(receiptOf(repo, second.id)).toBe(receiptBefore);
+    expect(berthBranches(repo)).toEqual([second.branch]);
+    // Discarding the integration checkout wrote no ref at all (no recovery ref for its merge).
+    expect(repo.git(["for-each-ref", "--format=%(refname)", "refs/berth/recovery"])).toBe("");
+
+    const queue = await runBerth(["queue", "--json"], { cwd: repo.path, env });
+    const entry = queue.json.data.entries.at(-1);
+    expect(entry).toMatchObject({ state: "rejected", position: null });
+    expect(entry.reason).toContain("shared.txt");
+
+    // await --landed on a rejected entry: not met, reason "rejected", exit 1.
+    const awaited = await runBerth(["await", "--landed", second.branch, "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(awaited.code).toBe(1);
+    expect(awaited.json.data).toMatchObject({ met: false, reason: "rejected" });
+    const told = await runBerth(["await", "--landed", second.branch], { cwd: repo.path, env });
+    expect(told.code).toBe(1);
+    expect(told.stdout).toContain("was rejected by the landing queue");
+    expect(told.stderr).toContain("shared.txt");
+  });
+
+  it("a berth whose own berth.toml declares no checks, carrying content the trunk's checks reject, is rejected by the trunk's gate", async () => {
+    const fx = queueFixture(recordingGate("! test -e forbidden.txt"));
+    repo = fx.repo;
+    const { env } = fx;
+    const other = await berthWith(repo, env, "other", { "other.txt": "fine\n" });
+    const sneaky = await berthWith(repo, env, "sneaky", {
+      "berth.toml": "[gate]\nchecks = []\n",
+      "forbidden.txt": "the trunk's checks reject this\n",
+    });
+    await gateGreen(env, other.path);
+    expect((await runBerth(["accept", other.id, "--yes"], { cwd: repo.path, env })).code).toBe(0);
+    const trunkBefore = tip(repo, "main");
+    const run = await runBerth(["accept", sneaky.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("gate_failed");
+    expect(run.json.data.queue).toMatchObject({
+      state: "rejected",
+      rejection: { kind: "red", check: "record" },
+    });
+    expect(tip(repo, "main")).toBe(trunkBefore);
+    expect(existsSync(sneaky.path)).toBe(true);
+  });
+
+  it("a gate red only on the combination: the second entry is rejected by the integration gate, the first stays landed", async () => {
+    const fx = queueFixture(recordingGate("! { test -e a.txt && test -e b.txt; }"));
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const a = await berthWith(repo, env, "a", { "a.txt": "a\n" });
+    const b = await berthWith(repo, env, "b", { "b.txt": "b\n" });
+    await gateGreen(env, a.path);
+    await gateGreen(env, b.path);
+    expect((await runBerth(["accept", a.id, "--yes"], { cwd: repo.path, env })).code).toBe(0);
+    const aLanded = tip(repo, "main");
+    const run = await runBerth(["accept", b.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(run.code).toBe(1);
+    expect(run.json.data.queue).toMatchObject({ state: "rejected", rejection: { kind: "red" } });
+    // The gate ran on a commit holding both: the integration commit, never the trunk.
+    const gated = checkedCommits(marker).at(-1) ?? "";
+    expect(repo.git(["rev-parse", `${gated}^1`])).toBe(aLanded);
+    expect(tip(repo, "main")).toBe(aLanded);
+    expect(existsSync(b.path)).toBe(true);
+  });
+});
+
+describe("submitting, approving and withdrawing", () => {
+  it("--no-wait without --yes awaits approval; approve then queue run lands it; withdraw leaves the berth alone", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env } = fx;
+    const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
+    const two = await berthWith(repo, env, "two", { "two.txt": "2\n" });
+    const trunkBefore = tip(repo, "main");
+    const submitted = await runBerth(["accept", one.id, "--no-wait", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(submitted.code).toBe(0);
+    expect(submitted.json.data.queue).toMatchObject({
+      state: "awaiting_approval",
+      position: 1,
+    });
+    const second = await runBerth(["accept", two.id, "--no-wait", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    // Its position is counted among the whole queue.
+    expect(second.json.data.queue).toMatchObject({ state: "awaiting_approval", position: 2 });
+    // Nothing lands without authority.
+    const idle = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
+    expect(idle.json.data.decided).toEqual([]);
+    expect(tip(repo, "main")).toBe(trunkBefore);
+    const status = await runBerth(["status", "--json"], { cwd: repo.path, env });
+    expect(JSON.stringify(status.json.data)).toContain("awaiting_approval");
+    const table = await runBerth(["status"], { cwd: repo.path, env });
+    expect(table.stdout).toContain("(queue: awaiting_approval #1)");
+    expect(table.stdout).toContain("(queue: awaiting_approval #2)");
+
+    const withdrawn = await runBerth(["queue", "withdraw", two.id, "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(withdrawn.json.data.entry.state).toBe("withdrawn");
+    const approved = await runBerth(["queue", "approve", one.id, "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(approved.json.data.entry).toMatchObject({ state: "queued", authority: "approved" });
+    const drained = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
+    expect(drained.code).toBe(0);
+    expect(drained.json.data.decided.map((e: { id: string }) => e.id)).toEqual([one.id]);
+    expect(drained.json.data.gate_runs).toBe(1);
+    expect(existsSync(one.path)).toBe(false);
+    expect(existsSync(two.path)).toBe(true);
+    expect(berthBranches(repo)).toEqual([two.branch]);
+  });
+
+  it("queue approve before submission is a standing grant: the --no-wait submission is queued", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env } = fx;
+    const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
+    const granted = await runBerth(["queue", "approve", one.id, "--json"], { cwd: repo.path, env });
+    expect(granted.json.data.grant).toBe(one.id);
+    const submitted = await runBerth(["accept", one.id, "--no-wait", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(submitted.json.data.queue).toMatchObject({
+      state: "queued",
+      authority: "approved",
+    });
+  });
+
+  it("[acceptance].pre_authorized: accept without --yes and without a terminal lands", async () => {
+    const fx = queueFixture(`${recordingGate()}\n[acceptance]\npre_authorized = true\n`);
+    repo = fx.repo;
+    const { env } = fx;
+    const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
+    const run = await runBerth(["accept", one.id, "--json"], { cwd: repo.path, env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.data.queue).toMatchObject({ state: "landed", authority: "pre_authorized" });
+  });
+});
