@@ -29,12 +29,34 @@ function lastLine(text: string): string {
 /**
  * Pushes exactly `commit` to `refs/heads/<branch>` on `remote`, only if the
  * remote's branch is still at `expected` (`--force-with-lease`, a
- * compare-and-swap on the remote). `--porcelain` marks a refused ref with "!".
+ * compare-and-swap on the remote).
  */
-export async function pushWithLease(
+export function pushWithLease(
   cwd: string,
   remote: string,
   branch: string,
+  expected: string,
+  commit: string,
+): Promise<PushFate> {
+  return pushRefWithLease(cwd, remote, `refs/heads/${branch}`, expected, commit);
+}
+
+/** Pushes a notes ref; `expected` null = it must not exist there yet (a lease against absence). */
+export function pushNotesWithLease(
+  cwd: string,
+  remote: string,
+  ref: string,
+  expected: string | null,
+  commit: string,
+): Promise<PushFate> {
+  return pushRefWithLease(cwd, remote, ref, expected ?? "", commit);
+}
+
+/** The one leased push: `expected` "" leases against the ref's absence; `--porcelain` marks a refused ref with "!". */
+async function pushRefWithLease(
+  cwd: string,
+  remote: string,
+  ref: string,
   expected: string,
   commit: string,
 ): Promise<PushFate> {
@@ -42,35 +64,7 @@ export async function pushWithLease(
     "push",
     "--porcelain",
     "--no-verify",
-    `--force-with-lease=refs/heads/${branch}:${expected}`,
-    "--end-of-options",
-    remote,
-    `${commit}:refs/heads/${branch}`,
-  ];
-  const result = await runGit(args, { cwd, okCodes: [1, 128] });
-  if (result.exitCode === 0) return { fate: "pushed" };
-  const refused = result.stdout.split("\n").find((l) => l.startsWith("!"));
-  if (refused !== undefined) return { fate: "rejected", message: refused.slice(1).trim() };
-  return {
-    fate: "unreachable",
-    message: lastLine(result.stderr) || `git push exited ${result.exitCode}`,
-  };
-}
-
-/** Pushes a notes ref; `expected` null = it must not exist there yet (a lease against absence). */
-export async function pushNotesWithLease(
-  cwd: string,
-  remote: string,
-  ref: string,
-  expected: string | null,
-  commit: string,
-): Promise<PushFate> {
-  const lease = `--force-with-lease=${ref}:${expected ?? ""}`;
-  const args = [
-    "push",
-    "--porcelain",
-    "--no-verify",
-    lease,
+    `--force-with-lease=${ref}:${expected}`,
     "--end-of-options",
     remote,
     `${commit}:${ref}`,
