@@ -184,13 +184,15 @@ describe("printed commands in a hostile folder (invariant 10)", () => {
       [{ argv: ["berth", "worktree", "drop", id, "--force", "--yes"], cwd: sandbox }],
     );
 
-    // accept while the berth is behind the trunk: update in the berth, then accept.
+    // accept while the berth is behind the trunk: the queue would land it through an
+    // integration commit; with no terminal and no --yes, the --yes command.
     repo.write("trunk.txt", "moved\n");
     repo.commit("trunk moves");
-    expectCalls("accept while behind", await refused(["accept", id], main, "precondition_failed"), [
-      { argv: ["berth", "update"], cwd: berth },
-      { argv: ["berth", "accept", id], cwd: berth },
-    ]);
+    expectCalls(
+      "accept while behind",
+      await refused(["accept", id], main, "confirmation_required"),
+      [{ argv: ["berth", "accept", id, "--yes"], cwd: sandbox }],
+    );
 
     const ran = cases.map((c) => ({ name: c.name, calls: execute(c.command) }));
     expect(pwned(root)).toEqual([]);
