@@ -22,5 +22,5 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   if (["status", "ls", "list"].includes(verb) && rest.every((arg) => STATUS_FLAGS.has(arg))) {
     (await import("./core/fleet/status-reads.js")).startStatusReads(process.cwd());
   }
-  await import("./cli-run.js");
+  await (await import("./cli-run.js")).main(process.argv);
 }
