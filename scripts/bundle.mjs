@@ -1,18 +1,22 @@
-// Runs after `tsc` (npm run build): bundles the commander wiring
-// (dist/cli-run.js) and everything it imports into dist/chunks/cli-run.js plus
-// shared chunks in dist/chunks/, keeping each verb's lazy `import()` a chunk of
-// its own. The entry, dist/cli.js, is built apart from them, so that it
-// imports nothing at all: `berth --version` is answered there by one small
-// module with the version inlined (docs/performance.md, start-up). Node resolves and links ~50 ES
-// modules for `berth status` otherwise, which costs tens of milliseconds at
-// every start (docs/performance.md). Only the small packages on the start-up
-// path are bundled; every other package (the desk's ink and react, the MCP
-// SDK) stays an ordinary import from node_modules.
+// Runs after `tsc` (npm run build). Three parts (decision 0060, "one file for status"):
 //
-// dist/bundle-meta.json maps each output file back to the modules it holds,
-// so tests can still prove what a verb loads.
+// - dist/cli.js, the entry, imports nothing: `berth --version` is answered
+//   there by one small module with the version inlined.
+// - dist/chunks/cli-run.js, the core: ONE file holding the commander wiring,
+//   the declarations, run-verb, `status` and everything it reads and renders.
+//   Node resolves, reads and compiles each file apart, and ~40 chunks on
+//   status's path cost tens of milliseconds (docs/performance.md, start-up).
+// - every other verb (and the desk, MCP, ...): lazily loaded chunks, split as
+//   before, importing whatever the core already holds FROM the core, so that
+//   no module has two copies (their state, their classes for `instanceof`).
+//   The core re-exports just those bindings, under prefixed names.
+//
+// Only the small packages on the start-up path are bundled; every other
+// package (the desk's ink and react, the MCP SDK, zod) stays an ordinary
+// import from node_modules. dist/bundle-meta.json maps each output file back
+// to the modules it holds, so tests can still prove what a verb loads.
 import { rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -23,81 +27,249 @@ const BUNDLED_PACKAGES = new Set([
   "smol-toml",
   "valibot",
 ]);
+// The lazy imports that the core inlines (their code evaluated when the core loads).
+const CORE_LAZY = new Set([
+  "commands/run-verb.js",
+  "commands/status.js",
+  "core/fleet/status-reads.js",
+]);
+const CORE_FILE = "./cli-run.js"; // as the chunks beside it import it
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
 rmSync(join(dist, "chunks"), { recursive: true, force: true });
+const abs = (file) => (isAbsolute(file) ? file : resolve(root, file));
 
-const packageName = (specifier) => {
-  const parts = specifier.split("/");
-  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
-};
-
-const result = await build({
-  entryPoints: {
-    "chunks/cli-run": join(dist, "cli-run.js"),
-    // Imported by the entry for `berth status`, before the wiring (src/cli.ts).
-    "chunks/status-reads": join(dist, "core", "fleet", "status-reads.js"),
-  },
-  outdir: dist,
-  allowOverwrite: true,
+const common = {
   bundle: true,
-  splitting: true,
   format: "esm",
   platform: "node",
   target: "node20",
-  chunkNames: "chunks/[name]-[hash]",
   metafile: true,
   logLevel: "warning",
   // Bundled CommonJS packages (commander) call require() for node: builtins.
   banner: {
     js: "import { createRequire as __berthCreateRequire } from 'node:module'; const require = __berthCreateRequire(import.meta.url);",
   },
-  plugins: [
-    {
-      name: "bundle-only-listed-packages",
-      setup(b) {
-        b.onResolve({ filter: /^[^./]/ }, (args) => {
-          if (args.path.startsWith("node:")) return { path: args.path, external: true };
-          return BUNDLED_PACKAGES.has(packageName(args.path))
-            ? undefined
-            : { path: args.path, external: true };
-        });
-      },
-    },
-  ],
-});
+};
+const packageName = (specifier) => {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+};
+const onlyListedPackages = (b) =>
+  b.onResolve({ filter: /^[^./]/ }, (args) => {
+    if (args.path.startsWith("node:")) return { path: args.path, external: true };
+    return BUNDLED_PACKAGES.has(packageName(args.path))
+      ? undefined
+      : { path: args.path, external: true };
+  });
 
-// The entry: its lazy imports (the wiring, status's first reads) are the chunks above.
+/**
+ * The core's source, virtual: `exported` maps each module to the [name, alias]
+ * pairs the chunks import from it; main and startStatusReads are for the entry.
+ */
+function coreFacade(exported) {
+  const lines = [`export { main } from ${JSON.stringify(join(dist, "cli-run.js"))};`];
+  // A lazy import of these is the core importing itself (buildCore): already loaded, nothing wrapped.
+  for (const file of CORE_LAZY) lines.push(`export * from ${JSON.stringify(join(dist, file))};`);
+  for (const [file, names] of exported) {
+    const list = names.map(([name, alias]) => `${name} as ${alias}`).join(", ");
+    lines.push(`export { ${list} } from ${JSON.stringify(file)};`);
+  }
+  return lines.join("\n");
+}
+
+/** Builds the core; a dynamic import outside CORE_LAZY stays an import of `lazyPath(file)`. */
+function buildCore(exported, lazyPath, write) {
+  const lazy = new Set();
+  return build({
+    ...common,
+    stdin: { contents: coreFacade(exported), resolveDir: dist, sourcefile: "core-facade.js" },
+    outfile: join(dist, "chunks", "cli-run.js"),
+    write,
+    plugins: [
+      {
+        name: "core",
+        setup(b) {
+          onlyListedPackages(b);
+          b.onResolve({ filter: /^\./ }, (args) => {
+            if (args.kind !== "dynamic-import") return undefined;
+            const file = resolve(args.resolveDir, args.path);
+            if (CORE_LAZY.has(relative(dist, file))) return { path: CORE_FILE, external: true };
+            lazy.add(file);
+            return { path: lazyPath(file), external: true };
+          });
+        },
+      },
+    ],
+  }).then((result) => ({ result, lazy }));
+}
+
+// 1. Which modules the core holds, and which lazy imports leave it.
+const probe = await buildCore([], (file) => file, false);
+const coreModules = new Set(
+  Object.keys(probe.result.metafile.inputs)
+    .filter((input) => !input.startsWith("<stdin>") && !input.includes("core-facade"))
+    .map(abs),
+);
+
+// 2. Each core module's export names (bundle: false reads one file's syntax).
+const names = await build({
+  entryPoints: [...coreModules].filter((file) => !file.endsWith(".cjs")),
+  bundle: false,
+  write: false,
+  metafile: true,
+  outdir: join(dist, "names-unwritten"), // write: false: only the metafile
+  outbase: root,
+  format: "esm",
+  logLevel: "silent",
+});
+const exportsOf = new Map();
+for (const output of Object.values(names.metafile.outputs)) {
+  if (output.entryPoint) exportsOf.set(abs(output.entryPoint), output.exports);
+}
+// `export *` drops a name two of them share: the lazy import would then find nothing.
+const selfExported = ["main", ...[...CORE_LAZY].flatMap((f) => exportsOf.get(join(dist, f)) ?? [])];
+if (new Set(selfExported).size !== selfExported.length) {
+  throw new Error(`the core's own lazy modules export a name twice: ${selfExported.join(", ")}`);
+}
+const moduleIds = new Map([...coreModules].map((file, i) => [file, `m${i}`]));
+const alias = (file, name) => `${moduleIds.get(file)}$${name}`;
+
+// 3. The lazy chunks: a core module resolves to a shim re-exporting it from the core.
+// esbuild keeps every name a shim re-exports from an external file, used or not,
+// so a first pass (`only` null) finds the names the chunks use, and the second
+// re-exports just those: the core then exports, and keeps, only what is used.
+const buildLazy = (only, write) =>
+  build({
+    ...common,
+    entryPoints: [...probe.lazy],
+    outdir: dist,
+    outbase: dist,
+    splitting: true,
+    write,
+    entryNames: "chunks/[name]-[hash]",
+    chunkNames: "chunks/[name]-[hash]",
+    plugins: [
+      {
+        name: "the-core-is-imported",
+        setup(b) {
+          onlyListedPackages(b);
+          b.onResolve({ filter: /.*/ }, async (args) => {
+            if (args.namespace === "core-shim") return { path: CORE_FILE, external: true };
+            if (args.pluginData === "inner" || args.kind === "entry-point") return undefined;
+            const found = await b.resolve(args.path, {
+              kind: args.kind,
+              resolveDir: args.resolveDir,
+              importer: args.importer,
+              pluginData: "inner",
+            });
+            if (found.errors.length > 0 || found.external)
+              return found.external ? found : undefined;
+            return coreModules.has(found.path)
+              ? // One shim per importer, in the importer's chunk: a shared one made
+                // esbuild import every name of `import * as v from "valibot"`.
+                // (Paths relative: esbuild prints them in the chunks, which ship.)
+                {
+                  path: relative(root, found.path),
+                  namespace: "core-shim",
+                  suffix: `?${relative(root, args.importer)}`,
+                }
+              : { path: found.path };
+          });
+          b.onLoad({ filter: /.*/, namespace: "core-shim" }, (args) => {
+            const file = abs(args.path);
+            const list = (exportsOf.get(file) ?? [])
+              .filter((name) => only === null || only.has(alias(file, name)))
+              .map((name) => `${alias(file, name)} as ${name}`);
+            return { contents: `export { ${list.join(", ")} } from "${CORE_FILE}";`, loader: "js" };
+          });
+        },
+      },
+    ],
+  });
+
+// 4. The bindings the chunks use from the core: the only ones it must export.
+const CORE_IMPORT = /(import|export)\s*\{([^}]*)\}\s*from\s*"\.\/cli-run\.js";?/g;
+const usedAliases = (outputFiles) => {
+  const used = new Set();
+  for (const { path, text } of outputFiles) {
+    if (!path.endsWith(".js")) continue;
+    if (/import\s*\*\s*as\s+\w+\s+from\s*"\.\/cli-run\.js"/.test(text)) {
+      throw new Error(`${path} imports the core's namespace; name its bindings instead`);
+    }
+    const rest = text.replace(CORE_IMPORT, "");
+    for (const [, kind, list] of text.matchAll(CORE_IMPORT)) {
+      for (const item of list
+        .split(",")
+        .map((i) => i.trim())
+        .filter(Boolean)) {
+        const [name, , local = name] = item.split(/\s+/);
+        const mention = new RegExp(`(?<![\\w$])${local.replace(/\$/g, "\\$")}(?![\\w$])`);
+        if (kind === "export" || mention.test(rest)) used.add(name);
+      }
+    }
+  }
+  return used;
+};
+const wanted = usedAliases((await buildLazy(null, false)).outputFiles);
+const lazy = await buildLazy(wanted, true);
+const exported = [...coreModules]
+  .map((file) => [
+    file,
+    (exportsOf.get(file) ?? []).map((n) => [n, alias(file, n)]).filter(([, a]) => wanted.has(a)),
+  ])
+  .filter(([, list]) => list.length > 0);
+
+// 5. The core, importing each lazy chunk by its output's name.
+const chunkOf = new Map();
+for (const [file, output] of Object.entries(lazy.metafile.outputs)) {
+  if (output.entryPoint) chunkOf.set(abs(output.entryPoint), `./${basename(file)}`);
+}
+const core = await buildCore(exported, (file) => chunkOf.get(file) ?? missing(file), true);
+function missing(file) {
+  throw new Error(`no chunk for the lazy import of ${file}`);
+}
+
+// 6. The entry: its lazy imports (status's first reads, the wiring) are both the core.
 const entry = await build({
+  ...common,
+  banner: undefined,
   entryPoints: [join(dist, "cli.js")],
   outfile: join(dist, "cli.js"),
   allowOverwrite: true,
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  metafile: true,
-  logLevel: "warning",
   plugins: [
     {
-      name: "imports-are-the-bundled-chunks",
+      name: "imports-are-the-core",
       setup(b) {
         b.onResolve({ filter: /^\.\// }, (args) =>
           args.path === "./version.js"
             ? undefined
-            : { path: `./chunks/${args.path.split("/").pop()}`, external: true },
+            : { path: "./chunks/cli-run.js", external: true },
         );
       },
     },
   ],
 });
 
+// bundle-meta.json; and no module may sit in two outputs (two copies of its state).
 const outputs = {};
-for (const [file, output] of Object.entries(entry.metafile.outputs)) {
-  outputs[relative(root, join(root, file))] = Object.keys(output.inputs);
-}
-for (const [file, output] of Object.entries(result.metafile.outputs)) {
-  outputs[relative(root, join(root, file))] = Object.keys(output.inputs);
+const holder = new Map();
+for (const build of [entry, core.result, lazy]) {
+  for (const [file, output] of Object.entries(build.metafile.outputs)) {
+    if (!file.endsWith(".js")) continue;
+    const inputs = Object.keys(output.inputs).filter(
+      (i) => !/^(core-shim:|<stdin>)/.test(i) && !i.includes("core-facade"),
+    );
+    outputs[relative(root, abs(file))] = inputs.map((i) => relative(root, abs(i)));
+    for (const input of inputs) {
+      const other = holder.get(abs(input));
+      // The entry's own copy of version.js is a constant, inlined by design.
+      if (other !== undefined && !input.endsWith("version.js")) {
+        throw new Error(`${input} is bundled into both ${other} and ${file}`);
+      }
+      holder.set(abs(input), file);
+    }
+  }
 }
 writeFileSync(join(dist, "bundle-meta.json"), `${JSON.stringify({ outputs }, null, 2)}\n`);

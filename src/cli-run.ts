@@ -56,7 +56,11 @@ function exitCodeFor(result: VerbResult): number {
   return result.error?.code === "usage" ? 2 : 1;
 }
 
-async function main(argv: string[]): Promise<void> {
+/**
+ * Called by the entry (cli.ts). Not run at import: the lazily loaded chunks import
+ * this bundle (scripts/bundle.mjs), and a top-level await here would deadlock them.
+ */
+export async function main(argv: string[]): Promise<void> {
   const program = buildProgram(execute, (code) => process.exit(code), invokedVerb(argv.slice(2)));
   try {
     await program.parseAsync(argv);
@@ -78,5 +82,3 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
 }
-
-await main(process.argv);

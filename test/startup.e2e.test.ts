@@ -32,28 +32,70 @@ describe("start-up", () => {
     }
   });
 
-  it("berth --help loads no verb, ink, react or MCP module", () => {
+  // scripts/bundle.mjs: status's whole path is one file, the core (decision 0060).
+  const CORE = join(PROJECT_ROOT, "dist/chunks/cli-run.js");
+  const loadedFiles = (args: string[]) => {
+    const at = repo ?? makeRepo();
+    const files = loadedModules(args, at.path, at.env, 0, false);
+    return [...new Set(files.filter((m) => !m.startsWith("node:")))];
+  };
+  const OTHER_VERBS = /\/dist\/(commands\/(?!status\.js|run-verb\.js|outcome\.js)|ui\/desk\/)/;
+  const PACKAGES = /node_modules\/(ink|react|@modelcontextprotocol|zod)\//;
+
+  it("berth status loads two files, the entry and the core, and no other verb's code", () => {
     repo = makeRepo();
-    const modules = loadedModules(["--help"], repo.path, repo.env);
-    expect(modules.some((m) => m.endsWith("/dist/cli-run.js"))).toBe(true);
-    expect(modules.some((m) => m.includes("commander/"))).toBe(true);
-    expect(modules.filter((m) => /\/dist\/(core|commands|git|io)\//.test(m))).toEqual([]);
-    expect(
-      modules.filter((m) => /node_modules\/(ink|react|@modelcontextprotocol)\//.test(m)),
-    ).toEqual([]);
+    for (const args of [["status"], ["status", "--json"], ["ls"]]) {
+      expect(loadedFiles(args)).toEqual([join(PROJECT_ROOT, "dist/cli.js"), CORE]);
+    }
+    const modules = loadedModules(["status"], repo.path, repo.env);
+    for (const held of ["commands/status.js", "core/fleet/status-reads.js", "program.js"]) {
+      expect(modules).toContain(join(PROJECT_ROOT, "dist", held));
+    }
+    // start, accept, desk, mcp, ... stay lazily loaded chunks; ink, react, the MCP SDK, zod too.
+    expect(modules.filter((m) => OTHER_VERBS.test(m))).toEqual([]);
+    expect(modules.filter((m) => PACKAGES.test(m))).toEqual([]);
   });
 
-  it("berth status loads no ink, react or MCP module", () => {
+  it("berth --help loads the core (status's code with it) and no other verb or package", () => {
     repo = makeRepo();
-    const modules = loadedModules(["status"], repo.path, repo.env);
-    expect(modules.some((m) => m.includes("/dist/commands/status.js"))).toBe(true);
-    // Its first git processes are started before commander is even loaded (status-reads.ts).
-    const reads = modules.findIndex((m) => m.endsWith("/dist/core/fleet/status-reads.js"));
-    const commander = modules.findIndex((m) => m.includes("node_modules/commander/"));
-    expect(reads).toBeGreaterThan(-1);
-    expect(commander).toBeGreaterThan(reads);
-    expect(
-      modules.filter((m) => /node_modules\/(ink|react|@modelcontextprotocol)\//.test(m)),
-    ).toEqual([]);
+    expect(loadedFiles(["--help"])).toEqual([join(PROJECT_ROOT, "dist/cli.js"), CORE]);
+    const modules = loadedModules(["--help"], repo.path, repo.env);
+    expect(modules.some((m) => m.includes("commander/"))).toBe(true);
+    expect(modules.filter((m) => OTHER_VERBS.test(m))).toEqual([]);
+    expect(modules.filter((m) => PACKAGES.test(m))).toEqual([]);
+  });
+
+  it("another verb loads its chunks beside the core, which it imports rather than copies", () => {
+    repo = makeRepo();
+    const files = loadedFiles(["start", "--dry-run", "x"]);
+    expect(files.slice(0, 2)).toEqual([join(PROJECT_ROOT, "dist/cli.js"), CORE]);
+    expect(files.length).toBeGreaterThan(2);
+  });
+});
+
+describe("the bundle (scripts/bundle.mjs)", () => {
+  const meta = JSON.parse(readFileSync(join(PROJECT_ROOT, "dist/bundle-meta.json"), "utf8")) as {
+    outputs: Record<string, string[]>;
+  };
+
+  it("holds each module once: no second copy of its state or classes", () => {
+    const holders = new Map<string, string[]>();
+    for (const [file, inputs] of Object.entries(meta.outputs)) {
+      for (const input of inputs) holders.set(input, [...(holders.get(input) ?? []), file]);
+    }
+    const twice = [...holders].filter(([, files]) => files.length > 1).map(([input]) => input);
+    // The entry inlines the version, a constant, so that --version loads nothing else.
+    expect(twice).toEqual(["dist/version.js"]);
+    // Module-level state (status-reads' started reads, the crypto cache) and instanceof.
+    for (const held of ["core/fleet/status-reads.js", "lazy-crypto.js", "errors.js"]) {
+      expect(holders.get(`dist/${held}`)).toEqual(["dist/chunks/cli-run.js"]);
+    }
+    expect(holders.get("dist/core/logbook/journal.js")).toHaveLength(1);
+  });
+
+  it("links: every chunk imports only what the core exports", () => {
+    const chunks = Object.keys(meta.outputs).filter((f) => f.startsWith("dist/chunks/"));
+    const script = `for (const f of ${JSON.stringify(chunks)}) await import(${JSON.stringify(`${PROJECT_ROOT}/`)} + f);`;
+    execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: PROJECT_ROOT });
   });
 });

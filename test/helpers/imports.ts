@@ -14,6 +14,8 @@ export function loadedModules(
   cwd: string,
   env: NodeJS.ProcessEnv,
   okStatus = 0,
+  /** false: the bundle files themselves, in load order, not the modules they hold. */
+  expand = true,
 ): string[] {
   const log = join(cwd, "..", `imports-${args.join("-")}.log`);
   try {
@@ -36,6 +38,7 @@ export function loadedModules(
     .flatMap((url) => {
       if (!url.startsWith("file:")) return [url];
       const path = fileURLToPath(url);
+      if (!expand) return [path];
       const inputs = meta.outputs[relative(PROJECT_ROOT, path)];
       return inputs === undefined ? [path] : inputs.map((input) => resolve(PROJECT_ROOT, input));
     });
