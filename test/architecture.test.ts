@@ -71,7 +71,7 @@ const REF_WRITERS: Record<string, string[]> = {
   "core/landing/landings.ts": ["appendNote"],
   // Receipt notes (refs/notes/berth): appended, merged with another machine's (cat_sort_uniq),
   // pushed with a lease; readNote only reads (the guard counts every `git notes` call).
-  "core/landing/receipt-notes.ts": ["appendNote", "mergeNotes", "pushNotesWithLease", "readNote"],
+  "core/landing/receipt-notes.ts": ["appendNote", "mergeNotes", "pushWithLease", "readNote"],
   // The landing queue merges trunk tip and stacks in its throwaway integration checkout.
   "core/landing/queue-integrate.ts": ["mergeCommit"],
   // update merges into the berth's own branch.

@@ -27,33 +27,11 @@ function lastLine(text: string): string {
 }
 
 /**
- * Pushes exactly `commit` to `refs/heads/<branch>` on `remote`, only if the
- * remote's branch is still at `expected` (`--force-with-lease`, a
- * compare-and-swap on the remote).
+ * Pushes exactly `commit` to `ref` on `remote`, only if the remote's ref is
+ * still at `expected` ("": does not exist there yet) — `--force-with-lease`,
+ * a compare-and-swap on the remote. `--porcelain` marks a refused ref with "!".
  */
-export function pushWithLease(
-  cwd: string,
-  remote: string,
-  branch: string,
-  expected: string,
-  commit: string,
-): Promise<PushFate> {
-  return pushRefWithLease(cwd, remote, `refs/heads/${branch}`, expected, commit);
-}
-
-/** Pushes a notes ref; `expected` null = it must not exist there yet (a lease against absence). */
-export function pushNotesWithLease(
-  cwd: string,
-  remote: string,
-  ref: string,
-  expected: string | null,
-  commit: string,
-): Promise<PushFate> {
-  return pushRefWithLease(cwd, remote, ref, expected ?? "", commit);
-}
-
-/** The one leased push: `expected` "" leases against the ref's absence; `--porcelain` marks a refused ref with "!". */
-async function pushRefWithLease(
+export async function pushWithLease(
   cwd: string,
   remote: string,
   ref: string,

@@ -1,7 +1,7 @@
 import { isAncestor } from "../../git/ancestry.js";
 import { appendNote, grepNotes, mergeNotes, readNote } from "../../git/notes.js";
 import { readRefTips } from "../../git/refs.js";
-import { fetchRefspecs, lsRemote, pushNotesWithLease } from "../../git/remote.js";
+import { fetchRefspecs, lsRemote, pushWithLease } from "../../git/remote.js";
 import type { Receipt } from "../../io/receipt-file.js";
 import type { Repository } from "../repo/repository.js";
 
@@ -76,7 +76,7 @@ export async function publishNotes(cwd: string, remote: string, name: string): P
     }
     const ours = (await readRefTips(cwd, [ref])).get(ref);
     if (ours == null) return "not published: no local notes";
-    const pushed = await pushNotesWithLease(cwd, remote, ref, theirs, ours);
+    const pushed = await pushWithLease(cwd, remote, ref, theirs ?? "", ours);
     if (pushed.fate === "pushed") return `published to ${remote} (${ref})`;
     if (pushed.fate === "unreachable")
       return `not published: remote ${remote} failed (${pushed.message})`;

@@ -47,7 +47,7 @@ export async function moveTrunk(
       message: `${remote}'s ${trunk} is at ${shortOid(lease)}, which ${shortOid(commit)} does not contain`,
     };
   }
-  const pushed = await pushWithLease(cwd, remote, trunk, lease, commit);
+  const pushed = await pushWithLease(cwd, remote, `refs/heads/${trunk}`, lease, commit);
   if (pushed.fate === "rejected") {
     return {
       fate: "raced",
