@@ -13,11 +13,8 @@ export type FleetLists = [WorktreeEntry[], RefEntry[]];
  * where the survey awaits them, after discovery's own refusal (e.g. "not a
  * repository") has had its turn.
  */
-export function startFleetLists(
-  cwd: string,
-  prefixes: readonly string[] = TRUNK_REF_PREFIXES,
-): Promise<FleetLists> {
-  const lists = Promise.all([listWorktrees(cwd), listRefs(cwd, prefixes)]);
+export function startFleetLists(cwd: string): Promise<FleetLists> {
+  const lists = Promise.all([listWorktrees(cwd), listRefs(cwd, TRUNK_REF_PREFIXES)]);
   void lists.catch(() => undefined);
   return lists;
 }

@@ -1,6 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { GitError, UserError } from "../../errors.js";
 import type { RefEntry, StatusSummary, WorktreeEntry } from "../../git/parse.js";
+import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
 import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
@@ -9,7 +10,7 @@ import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js"
 import { shellCommand } from "../../text.js";
 import { mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { Repository } from "../repo/repository.js";
-import { detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "../repo/trunk.js";
+import { detectTrunk, type Trunk } from "../repo/trunk.js";
 import { type Ancestry, readAncestry } from "./commit-graph.js";
 import { type FleetLists, startFleetLists } from "./fleet-lists.js";
 import { findIntegratedTips, type IntegrationTrunk, integrationTrunk } from "./integration.js";
@@ -138,10 +139,15 @@ export async function beginSurvey(
   early?.catch(() => undefined);
   const remote = repo.config.remote.name;
   // Local refs only: the remote's as last fetched. A survey never touches the network.
-  // Lists started before the config was read hold no remote refs: with a remote, read again.
-  const [entries, refs] = await (remote === null
-    ? (options.lists ?? startFleetLists(cwd))
-    : startFleetLists(cwd, [...TRUNK_REF_PREFIXES, `refs/remotes/${remote}`]));
+  // Lists started before the config was read hold no remote refs: with a remote, the
+  // remote's are read beside them (origin/HEAD may be in both).
+  const remoteRefs = remote === null ? null : listRefs(cwd, [`refs/remotes/${remote}`]);
+  const [entries, listed] = await (options.lists ?? startFleetLists(cwd));
+  const known = new Set(listed.map((r) => r.ref));
+  const refs =
+    remoteRefs === null
+      ? listed
+      : [...listed, ...(await remoteRefs).filter((r) => !known.has(r.ref))];
   const trunk = detectTrunk(repo.config, refs);
   const branches = new Map(
     refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => [r.ref.slice(11), r.oid]),
