@@ -109,8 +109,7 @@ export async function drainQueue(
 
 /** Lands a group; a red batch is bisected. */
 async function landGroup(lander: Lander, group: QueueEntry[], trunk: string): Promise<void> {
-  const live: QueueEntry[] = [];
-  for (const entry of group) if (await stillSubmitted(lander, entry)) live.push(entry);
+  const live = await stillSubmitted(lander, group);
   if (live.length === 0) return;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const pending = live.filter((e) => e.state === "queued");
@@ -162,21 +161,35 @@ async function landingBase(repo: Repository, trunk: string): Promise<string> {
 }
 
 /**
- * The berth still holds the tip it submitted; otherwise the entry is rejected
- * (what lands is what was submitted, and a moved berth cannot be torn down).
+ * The entries whose berth still holds the tip it submitted (one for-each-ref
+ * for the group); the others are rejected (what lands is what was submitted,
+ * and a moved berth cannot be torn down).
  */
-async function stillSubmitted(lander: Lander, entry: QueueEntry): Promise<boolean> {
-  const now = await resolveCommit(lander.repo.mainPath, `refs/heads/${entry.branch}`);
-  if (now === entry.tip) return true;
-  await rejectEntry(
-    lander,
-    entry,
-    { kind: "moved", files: [], check: null },
-    now === null
-      ? `its branch ${entry.branch} is gone`
-      : `${entry.branch} moved since it was submitted (to ${now.slice(0, 12)}); accept it again`,
+async function stillSubmitted(lander: Lander, group: QueueEntry[]): Promise<QueueEntry[]> {
+  // for-each-ref with no pattern would list every ref.
+  if (group.length === 0) return [];
+  const refs = await listRefs(
+    lander.repo.mainPath,
+    group.map((entry) => `refs/heads/${entry.branch}`),
   );
-  return false;
+  const tips = new Map(refs.map((r) => [r.ref, r.oid]));
+  const live: QueueEntry[] = [];
+  for (const entry of group) {
+    const now = tips.get(`refs/heads/${entry.branch}`) ?? null;
+    if (now === entry.tip) {
+      live.push(entry);
+      continue;
+    }
+    await rejectEntry(
+      lander,
+      entry,
+      { kind: "moved", files: [], check: null },
+      now === null
+        ? `its branch ${entry.branch} is gone`
+        : `${entry.branch} moved since it was submitted (to ${now.slice(0, 12)}); accept it again`,
+    );
+  }
+  return live;
 }
 
 /**
