@@ -86,8 +86,8 @@ export async function findIntegratedTips(
     c.tree === null ? [c.tip, c.fork as string] : [c.fork as string],
   );
   const trees = await readTreesOf(cwd, unknown);
-  for (const { tip, fork } of asked) {
-    const tree = asked.find((c) => c.tip === tip)?.tree ?? trees.get(tip) ?? null;
+  for (const { tip, fork, tree: known } of asked) {
+    const tree = known ?? trees.get(tip) ?? null;
     // Step 0: nothing of its own to integrate.
     if (tree === null || tree === trees.get(fork as string)) continue;
     if (trunk.tree !== null && tree === trunk.tree) integrated.add(tip);
