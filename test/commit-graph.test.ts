@@ -98,7 +98,51 @@ function reachOf(dag: Dag, commit: string): Set<string> {
   return seen;
 }
 
+/** The best common ancestors of two commits (what `git merge-base --all` prints). */
+function bestCommonAncestors(dag: Dag, a: string, b: string): string[] {
+  const inB = reachOf(dag, b);
+  const common = [...reachOf(dag, a)].filter((c) => inB.has(c));
+  const below = new Set(common.flatMap((c) => [...reachOf(dag, c)].filter((x) => x !== c)));
+  return common.filter((c) => !below.has(c));
+}
+
 describe("the fleet's commit graph (in memory)", () => {
+  it("names a merge base only when it is the one best common ancestor, on random histories", () => {
+    let named = 0;
+    let several = 0;
+    for (let seed = 1; seed <= 300; seed++) {
+      const random = rng(seed);
+      const dag = randomDag(random, 20 + Math.floor(random() * 120));
+      const all = [...dag.parents.keys()];
+      const roots = [
+        ...new Set(
+          Array.from(
+            { length: 2 + Math.floor(random() * 10) },
+            () => all[all.length - 1 - Math.floor(random() * Math.min(all.length, 40))] as string,
+          ),
+        ),
+      ];
+      if (roots.length < 2) continue;
+      const builder = new AncestryBuilder(roots);
+      for (const commit of gitOrder(dag, roots)) if (builder.add(commit)) break;
+      const ancestry = builder.finish();
+      for (const a of roots) {
+        for (const b of roots) {
+          const best = bestCommonAncestors(dag, a, b);
+          const answer = ancestry.mergeBase(a, b);
+          if (best.length > 1) several++;
+          if (answer === null) continue;
+          named++;
+          expect(best, `seed ${seed}: ${a} and ${b}`).toEqual([answer]);
+        }
+      }
+      expect(ancestry.mergeBase(roots[0] as string, "not-a-root")).toBeNull();
+    }
+    // Both kinds of history happened: the answer is usually known, and some pairs have several.
+    expect(named).toBeGreaterThan(8000);
+    expect(several).toBeGreaterThan(100);
+  });
+
   it("answers every root-to-root question as a full walk would, on random histories", () => {
     for (let seed = 1; seed <= 300; seed++) {
       const random = rng(seed);

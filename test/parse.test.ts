@@ -109,3 +109,21 @@ describe("splitLaneOutput", () => {
     expect(splitLaneOutput(stream, n, 4)).toEqual(["? a\0", "", null, null]);
   });
 });
+
+describe("parseDiffTreeStdin", () => {
+  it("groups raw changes under each commit, paths kept whole", async () => {
+    const { parseDiffTreeStdin } = await import("../src/git/diff-tree.js");
+    const Z = "0".repeat(40);
+    const out =
+      `${A}\0:100644 100644 ${B} ${A} M\0a dir/f\0:000000 100755 ${Z} ${B} A\0${A}\0` +
+      `${B}\0:100644 000000 ${A} ${Z} D\0gone\0`;
+    const parsed = parseDiffTreeStdin(out);
+    expect(parsed.get(A)).toEqual([
+      { status: "M", oldMode: "100644", newMode: "100644", oldOid: B, newOid: A, path: "a dir/f" },
+      { status: "A", oldMode: "000000", newMode: "100755", oldOid: Z, newOid: B, path: A },
+    ]);
+    expect(parsed.get(B)).toEqual([
+      { status: "D", oldMode: "100644", newMode: "000000", oldOid: A, newOid: Z, path: "gone" },
+    ]);
+  });
+});

@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -33,6 +33,9 @@ export interface OperationInProgress {
 
 /** The operation in progress in the checkout whose git dir is `gitDir`, or null. */
 export function readOperationInProgress(gitDir: string): OperationInProgress | null {
+  // One listing of the git dir instead of a failed lstat per file: a survey asks for every checkout.
+  const entries = listDir(gitDir);
+  if (entries === null) return null;
   const at = (name: string) => join(gitDir, name);
   const found = (kind: OperationKind, evidence: string): OperationInProgress => ({
     kind,
@@ -41,20 +44,31 @@ export function readOperationInProgress(gitDir: string): OperationInProgress | n
     abortArgs: ["git", kind, "--abort"],
     branch: kind === "rebase" ? rebasedBranch(at(evidence.replace(/\/$/, ""))) : null,
   });
-  if (isDirectory(at("rebase-apply"))) {
+  if (entries.get("rebase-apply") === true) {
     return exists(at("rebase-apply/applying"))
       ? found("am", "rebase-apply/applying")
       : found("rebase", "rebase-apply/");
   }
-  if (isDirectory(at("rebase-merge"))) return found("rebase", "rebase-merge/");
-  if (exists(at("MERGE_HEAD"))) return found("merge", "MERGE_HEAD");
-  if (exists(at("CHERRY_PICK_HEAD"))) return found("cherry-pick", "CHERRY_PICK_HEAD");
-  if (exists(at("REVERT_HEAD"))) return found("revert", "REVERT_HEAD");
-  const next = nextSequencerInstruction(at("sequencer/todo"));
+  if (entries.get("rebase-merge") === true) return found("rebase", "rebase-merge/");
+  if (entries.has("MERGE_HEAD")) return found("merge", "MERGE_HEAD");
+  if (entries.has("CHERRY_PICK_HEAD")) return found("cherry-pick", "CHERRY_PICK_HEAD");
+  if (entries.has("REVERT_HEAD")) return found("revert", "REVERT_HEAD");
+  const next = entries.has("sequencer") ? nextSequencerInstruction(at("sequencer/todo")) : null;
   if (next !== null) {
     return found(next === "revert" ? "revert" : "cherry-pick", "sequencer/todo");
   }
   return null;
+}
+
+/** A folder's entries, each with whether it is a directory (not following links); null if unreadable. */
+function listDir(path: string): Map<string, boolean> | null {
+  try {
+    return new Map(
+      readdirSync(path, { withFileTypes: true }).map((e) => [e.name, e.isDirectory()]),
+    );
+  } catch {
+    return null;
+  }
 }
 
 /** `refs/heads/x` in a rebase's `head-name` file, as `x`; null for a detached rebase. */
@@ -87,14 +101,6 @@ function exists(path: string): boolean {
   try {
     lstatSync(path);
     return true;
-  } catch {
-    return false;
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory();
   } catch {
     return false;
   }

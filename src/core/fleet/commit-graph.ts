@@ -46,6 +46,11 @@ export interface Ancestry {
    * (where the branch forked), or null when the graph cannot tell.
    */
   forkPoint(tip: string, trunkTip: string): string | null;
+  /**
+   * The one best common ancestor of two roots (`git merge-base --all` would
+   * print just it), or null when there are several or the graph cannot tell.
+   */
+  mergeBase(tip: string, trunkTip: string): string | null;
 }
 
 export interface AncestryOptions {
@@ -121,6 +126,7 @@ function singleCommitAncestry(roots: readonly string[]): Ancestry {
     rootsReaching: (commit) => roots.filter((root) => root === commit),
     walked: 0,
     forkPoint: (tip, trunkTip) => (tip === trunkTip ? tip : null),
+    mergeBase: (tip, trunkTip) => (tip === trunkTip ? tip : null),
   };
 }
 

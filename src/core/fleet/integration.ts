@@ -1,9 +1,11 @@
 import { GitError } from "../../errors.js";
+import { changesAgainst } from "../../git/diff-tree.js";
 import { mergedTree } from "../../git/merge.js";
 import type { RefEntry } from "../../git/parse.js";
-import { readTreesOf } from "../../git/tree.js";
+import { readObjectsAt } from "../../git/tree.js";
 import type { Ancestry } from "./commit-graph.js";
 import { mapPool } from "./pool.js";
+import { planWitnesses } from "./trunk-lacks.js";
 
 /**
  * THE integrated rule (spec section 13, docs/decisions/0050): the one place
@@ -11,12 +13,16 @@ import { mapPool } from "./pool.js";
  * are not (a squash- or rebase-merge on a forge). status, prune, the desk and
  * await ask here. In order, for a tip the landed rule did not call landed:
  *   0. it has work of its own: its tree differs from the tree where it forked
- *      from the trunk (empty commits are no work; one cat-file for all tips);
- *   1. its tree equals the trunk tip's tree (both trees came with the refs
- *      already read: no process);
+ *      from the trunk (empty commits are no work; one diff-tree for all tips,
+ *      whose changes the shortcut below reuses);
+ *   1. its tree equals the trunk tip's tree (trees mostly come with the refs
+ *      already read; the others in the shortcut's one cat-file);
  *   2. else merging it into the trunk tip changes nothing: `git merge-tree
  *      --write-tree` gives the trunk tip's own tree (one process per tip;
- *      a conflict, or unrelated histories, is never integrated).
+ *      conflict markers, or unrelated histories, are never integrated). Before it,
+ *      fleet/trunk-lacks.ts sets aside the tips holding a change the trunk
+ *      provably lacks (their fork point being their one merge base): no merge
+ *      for those.
  * The trunk compared with is `integrationTrunk`: the remote's trunk as last
  * fetched when `[remote].name` is set and the local trunk is not ahead of it,
  * else the local trunk.
@@ -73,34 +79,60 @@ export async function findIntegratedTips(
   ancestry: Ancestry,
   lanes: number,
 ): Promise<Set<string>> {
+  return (await judgeIntegration(cwd, trunk, candidates, ancestry, lanes)).integrated;
+}
+
+/** findIntegratedTips, and the tips the shortcut settled without a merge (for tests and the benchmark). */
+export async function judgeIntegration(
+  cwd: string,
+  trunk: IntegrationTrunk,
+  candidates: readonly IntegrationCandidate[],
+  ancestry: Ancestry,
+  lanes: number,
+): Promise<{ integrated: Set<string>; setAside: Set<string> }> {
   const integrated = new Set<string>();
-  const pending: string[] = [];
   const seen = new Set<string>();
   const asked = candidates.filter(({ tip, fork }) => {
     if (fork === null || seen.has(tip) || ancestry.isAncestor(tip, trunk.tip)) return false;
     seen.add(tip);
     return true;
   });
-  if (asked.length === 0) return integrated;
-  const unknown = asked.flatMap((c) =>
-    c.tree === null ? [c.tip, c.fork as string] : [c.fork as string],
+  if (asked.length === 0 || trunk.tree === null) return { integrated, setAside: new Set() };
+  const trunkTree = trunk.tree;
+  // Step 0: a tip that changed nothing since it forked has no work of its own.
+  const changes = await changesAgainst(
+    cwd,
+    asked.map((c) => ({ commit: c.tip, base: c.fork as string })),
   );
-  const trees = await readTreesOf(cwd, unknown);
-  for (const { tip, fork, tree: known } of asked) {
-    const tree = known ?? trees.get(tip) ?? null;
-    // Step 0: nothing of its own to integrate.
-    if (tree === null || tree === trees.get(fork as string)) continue;
-    if (trunk.tree !== null && tree === trunk.tree) integrated.add(tip);
-    else pending.push(tip);
+  const withWork = asked.filter((c) => (changes.get(c.tip)?.length ?? 0) > 0);
+  // One cat-file: the trees the refs did not carry (step 1), then the shortcut's trunk objects.
+  const unknownTrees = withWork.filter((c) => c.tree === null).map((c) => c.tip);
+  const forkIsBase = withWork.filter((c) => ancestry.mergeBase(c.tip, trunk.tip) === c.fork);
+  const plan = planWitnesses(
+    trunk.tip,
+    forkIsBase.map((c) => ({ tip: c.tip, changes: changes.get(c.tip) ?? [] })),
+  );
+  const objects = await readObjectsAt(cwd, [
+    ...unknownTrees.map((tip) => `${tip}^{tree}`),
+    ...plan.names,
+  ]);
+  const treeOf = new Map(unknownTrees.map((tip, i) => [tip, objects[i]?.oid ?? null]));
+  const setAside = plan.decide(objects.slice(unknownTrees.length));
+  const toMerge: string[] = [];
+  for (const { tip, tree: known } of withWork) {
+    const tree = known ?? treeOf.get(tip) ?? null;
+    if (tree === null) continue;
+    // Step 1, then the shortcut (which never sets aside a tip holding the trunk's tree).
+    if (tree === trunkTree) integrated.add(tip);
+    else if (!setAside.has(tip)) toMerge.push(tip);
   }
-  if (trunk.tree === null || pending.length === 0) return integrated;
-  const answers = await mapPool(pending, lanes, (tip) =>
-    mergeChangesNothing(cwd, trunk.tip, trunk.tree as string, tip),
+  const answers = await mapPool(toMerge, lanes, (tip) =>
+    mergeChangesNothing(cwd, trunk.tip, trunkTree, tip),
   );
-  pending.forEach((tip, i) => {
+  toMerge.forEach((tip, i) => {
     if (answers[i]) integrated.add(tip);
   });
-  return integrated;
+  return { integrated, setAside };
 }
 
 /** Step 2: merging `tip` into `trunkTip` leaves `trunkTree` exactly. */

@@ -116,6 +116,36 @@ export class PaintedAncestry implements Ancestry {
     }
   }
 
+  mergeBase(tip: string, trunkTip: string): string | null {
+    const from = this.index.get(tip);
+    const trunk = this.index.get(trunkTip);
+    if (from === undefined || trunk === undefined) return null;
+    if (from >= this.rootCount || trunk >= this.rootCount) return null;
+    if (this.far !== null && (from === this.far.node || trunk === this.far.node)) return null;
+    // The first commits the trunk reaches on every path down from the tip: every common
+    // ancestor lies below one of them, so the best ones are those no other one reaches.
+    const firstMet: number[] = [];
+    const seen = new Set<number>();
+    const stack = [from];
+    while (stack.length > 0) {
+      const node = stack.pop() as number;
+      if (seen.has(node)) continue;
+      seen.add(node);
+      // Below the walk every root reaches it, the trunk too; with others met, their order is unknown.
+      if (!this.received[node] || this.paints.has(this.paintOf[node] as number, trunk)) {
+        firstMet.push(node);
+        continue;
+      }
+      for (const parent of this.parents[node] as number[]) stack.push(parent);
+    }
+    if (firstMet.length === 1) return this.oids[firstMet[0] as number] as string;
+    if (firstMet.some((node) => !this.received[node])) return null;
+    const best = firstMet.filter((node) =>
+      firstMet.every((other) => other === node || !hasBit(this.reachOfNode(other), node)),
+    );
+    return best.length === 1 ? (this.oids[best[0] as number] as string) : null;
+  }
+
   private readNode(commit: string): number | undefined {
     const node = this.index.get(commit);
     return node !== undefined && this.received[node] ? node : undefined;
@@ -152,7 +182,11 @@ export class PaintedAncestry implements Ancestry {
   }
 
   private reachOf(commit: string): Uint32Array {
-    const start = this.readNode(commit);
+    return this.reachOfNode(this.readNode(commit));
+  }
+
+  /** The read commits reachable from `start` through read commits (none when it was not read). */
+  private reachOfNode(start: number | undefined): Uint32Array {
     const key = start ?? -1;
     const cached = this.reach.get(key);
     if (cached) return cached;

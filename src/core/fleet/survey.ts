@@ -317,10 +317,10 @@ async function readIntegrated(
   });
   // A tip another branch contains (a train's earlier stage) is judged by its container: its
   // work travels there, and asking for each stage would cost a process per stage.
-  const allTips = [
-    ...new Set(refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.oid)),
-  ];
-  const inside = (tip: string) => allTips.some((o) => o !== tip && ancestry.isAncestor(tip, o));
+  // Every branch tip is a root of the walk, so the roots reaching a tip name its containers.
+  const allTips = new Set(refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.oid));
+  const inside = (tip: string) =>
+    ancestry.rootsReaching(tip).some((root) => root !== tip && allTips.has(root));
   const tips = [...rows.map((r) => r.entry.head as string), ...kept.map((r) => r.oid)].filter(
     (tip) => !inside(tip),
   );
