@@ -79,23 +79,6 @@ export function walkHistory(
   });
 }
 
-/** The committer time (Unix seconds) of each given commit, without walking (`rev-list --no-walk`). */
-export async function readCommitTimes(
-  cwd: string,
-  commits: readonly string[],
-): Promise<Map<string, number>> {
-  const { stdout } = await runGit(["rev-list", "--no-walk", "--timestamp", "--stdin"], {
-    cwd,
-    input: `${commits.join("\n")}\n`,
-  });
-  const times = new Map<string, number>();
-  for (const line of stdout.split("\n")) {
-    const [time, commit] = line.split(" ");
-    if (time && commit) times.set(commit, Number(time));
-  }
-  return times;
-}
-
 /** `git rev-list --left-right --count a...b`: commits only `a` reaches, and only `b`. */
 export async function countLeftRight(
   cwd: string,

@@ -87,17 +87,28 @@ export interface RefEntry {
   peeled: string | null;
   /** The commit's tree (free with the ref), else null: what the integrated rule compares. */
   tree: string | null;
+  /** The commit's committer time in seconds (free with the ref); absent for other objects. */
+  time?: number;
 }
 
 /** The `--format` that `parseRefs` reads. */
-export const REF_FORMAT = "%(refname)%00%(objectname)%00%(symref)%00%(*objectname)%00%(tree)";
+export const REF_FORMAT =
+  "%(refname)%00%(objectname)%00%(symref)%00%(*objectname)%00%(tree)%00%(committerdate:unix)";
 
 export function parseRefs(output: string): RefEntry[] {
   const refs: RefEntry[] = [];
   for (const line of output.split("\n")) {
     if (line === "") continue;
-    const [ref = "", oid = "", symref = "", peeled = "", tree = ""] = line.split("\0");
-    refs.push({ ref, oid, symref: symref || null, peeled: peeled || null, tree: tree || null });
+    const [ref = "", oid = "", symref = "", peeled = "", tree = "", time = ""] = line.split("\0");
+    const entry: RefEntry = {
+      ref,
+      oid,
+      symref: symref || null,
+      peeled: peeled || null,
+      tree: tree || null,
+    };
+    if (time !== "") entry.time = Number(time);
+    refs.push(entry);
   }
   return refs;
 }

@@ -1,10 +1,5 @@
 import { GitError } from "../../errors.js";
-import {
-  countLeftRight,
-  readCommitTimes,
-  type WalkedCommit,
-  walkHistory,
-} from "../../git/ancestry.js";
+import { countLeftRight, type WalkedCommit, walkHistory } from "../../git/ancestry.js";
 import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
 import { thousands } from "../../text.js";
 import { EMPTY, NO_PARENTS, PaintedAncestry, PaintTable, TimeHeap } from "./painted-ancestry.js";
@@ -41,6 +36,8 @@ export interface Ancestry {
   rootsReaching(commit: string): readonly string[];
   /** How many commits the walk read. */
   readonly walked: number;
+  /** Commits git's count of a far root went through (its behind and ahead counts); 0 without one. */
+  readonly countedByGit: number;
   /**
    * The first commit on `tip`'s first-parent line that `trunkTip` reaches
    * (where the branch forked), or null when the graph cannot tell.
@@ -57,11 +54,12 @@ export interface AncestryOptions {
   /** The trunk's tip (one of the roots): counts against it are asked of every row. */
   primary?: string | null;
   /**
-   * The repository has a commit-graph file: git's own walks are then several
-   * times faster than berth reading what a walk prints, so a single root far
-   * behind the rest is counted by git instead of read (see AncestryBuilder).
+   * Committer times of the roots, as far as known (they come free with the
+   * refs). A single root far behind the rest, with a known time, is counted by
+   * git instead of read (see AncestryBuilder): git's count walks the history
+   * faster than berth reads what a walk prints, commit-graph or not.
    */
-  commitGraph?: boolean;
+  times?: ReadonlyMap<string, number>;
 }
 
 export async function readAncestry(
@@ -73,17 +71,9 @@ export async function readAncestry(
   if (unique.length <= 1) return singleCommitAncestry(unique);
   const primary = options.primary ?? null;
   const handOff: HandOff | null =
-    options.commitGraph === true && primary !== null && unique.includes(primary)
-      ? { primary, times: null, minWalk: HAND_OFF_MIN_WALK }
+    options.times !== undefined && primary !== null && unique.includes(primary)
+      ? { primary, times: options.times, minWalk: HAND_OFF_MIN_WALK }
       : null;
-  if (handOff !== null) {
-    // A few milliseconds, beside the walk; until it answers, nothing is handed off.
-    readCommitTimes(cwd, unique)
-      .then((times) => {
-        handOff.times = times;
-      })
-      .catch(() => undefined);
-  }
   const builder = new AncestryBuilder(unique, handOff);
   await walkHistory(cwd, unique, (commit) => builder.add(commit));
   const far = builder.handedOff();
@@ -111,9 +101,10 @@ export const LONG_WALK_COMMITS = 10_000;
  * never writes one itself: it changes the repository, so the user decides.
  */
 export function longWalkHint(ancestry: Ancestry, commonDir: string): string | null {
-  if (ancestry.walked < LONG_WALK_COMMITS || hasCommitGraphFile(commonDir)) return null;
+  const history = ancestry.walked + ancestry.countedByGit;
+  if (history < LONG_WALK_COMMITS || hasCommitGraphFile(commonDir)) return null;
   return (
-    `reading the fleet walked ${thousands(ancestry.walked)} commits of history ` +
+    `reading the fleet walked ${thousands(history)} commits of history ` +
     "(a branch far behind the trunk) in a repository with no commit-graph file: " +
     "git commit-graph write --reachable makes git's history walks, this one included, several times faster"
   );
@@ -125,6 +116,7 @@ function singleCommitAncestry(roots: readonly string[]): Ancestry {
     countExclusive: () => 0,
     rootsReaching: (commit) => roots.filter((root) => root === commit),
     walked: 0,
+    countedByGit: 0,
     forkPoint: (tip, trunkTip) => (tip === trunkTip ? tip : null),
     mergeBase: (tip, trunkTip) => (tip === trunkTip ? tip : null),
   };
@@ -133,10 +125,10 @@ function singleCommitAncestry(roots: readonly string[]): Ancestry {
 /** Commits read past the point where the walk may stop, against small clock skew (as git's own walks do). */
 const SLOP = 5;
 
-/** What the builder needs to hand one far root to git (readAncestry fills `times` when git answers). */
+/** What the builder needs to hand one far root to git. */
 export interface HandOff {
   primary: string;
-  /** Committer times of the roots; null until known (nothing is handed off before). */
+  /** Committer times of the roots; a root without one is never handed off. */
   times: ReadonlyMap<string, number> | null;
   minWalk: number;
 }
@@ -153,7 +145,7 @@ export interface FarCounts {
  * Builds the in-memory graph from a walk, newest first (or from any commit
  * list, for tests and the benchmark); `add` answers whether the walk may stop.
  *
- * The hand-off (with a commit-graph only): when every root but one (D) has
+ * The hand-off (given the roots' times): when every root but one (D) has
  * been read and has met the others — every commit still waiting to be read
  * is reached by all of them — and D itself is older than everything read, the
  * walk stops there instead of reading on down to where D forked. Nothing read

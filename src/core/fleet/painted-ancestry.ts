@@ -45,6 +45,10 @@ export class PaintedAncestry implements Ancestry {
     }
   }
 
+  get countedByGit(): number {
+    return this.far === null ? 0 : this.far.counts.behind + this.far.counts.ahead;
+  }
+
   isAncestor(ancestor: string, descendant: string): boolean {
     if (ancestor === descendant) return true;
     if (this.far !== null) {

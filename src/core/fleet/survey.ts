@@ -4,7 +4,6 @@ import type { RefEntry, StatusSummary, WorktreeEntry } from "../../git/parse.js"
 import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatuses } from "../../git/status.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
-import { hasCommitGraphFile } from "../../io/commit-graph-file.js";
 import { adminDirFor } from "../../io/paths.js";
 import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js";
 import { shellCommand } from "../../text.js";
@@ -169,9 +168,10 @@ export async function beginSurvey(
     ...entries.flatMap((e) => (e.head ? [e.head] : [])),
     ...(remoteTrunk === undefined ? [] : [remoteTrunk]),
   ];
+  const times = new Map(refs.flatMap((r) => (r.time === undefined ? [] : [[r.oid, r.time]])));
   const ancestryPromise = readAncestry(cwd, trunk.tip ? [trunk.tip, ...roots] : roots, {
     primary: trunk.tip,
-    commitGraph: hasCommitGraphFile(repo.location.commonDir),
+    times,
   });
   // Awaited after the statuses: handled now, so that git failing early is thrown
   // there, not left as an unhandled rejection that kills the process.
