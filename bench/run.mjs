@@ -86,7 +86,7 @@ const wanted = (section) => only.includes(section);
 // read exactly what berth reads (read-only: no index refresh written back).
 const GIT_SAFE = { GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" };
 // Exactly the arguments src/git/status.ts gives git (keep the two in step).
-const STATUS_ARGS = "status --porcelain=v2 -z --untracked-files=normal --ignore-submodules=dirty";
+const STATUS_ARGS = "status --porcelain=v2 -z --untracked-files=normal --ignore-submodules=none";
 
 const log = (text) => process.stderr.write(`${text}\n`);
 const load = () => loadavg().map((v) => Math.round(v * 100) / 100);
