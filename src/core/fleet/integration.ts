@@ -82,7 +82,7 @@ export async function findIntegratedTips(
   return (await judgeIntegration(cwd, trunk, candidates, ancestry, lanes)).integrated;
 }
 
-/** findIntegratedTips, and the tips the shortcut settled without a merge (for tests and the benchmark). */
+/** findIntegratedTips, and the tips the shortcut settled without a merge (which the tests check). */
 export async function judgeIntegration(
   cwd: string,
   trunk: IntegrationTrunk,
