@@ -389,12 +389,18 @@ for (const spec of PLAN.fleets) {
  * `git worktree add` alone stays "racily clean" and is re-hashed by every one.
  */
 function settleRace(fleet) {
-  log("  a freshly started berth: its first survey vs its second...");
+  log("  freshly started berths: their first survey vs their second...");
   const opts = { cwd: fleet.repo, env: fleet.env };
   const gitOpts = { env: { ...fleet.env, ...GIT_SAFE } };
-  const started = JSON.parse(
-    execFileSync(NODE, [BERTH, "start", "fresh", "--json"], { ...opts, encoding: "utf8" }),
-  ).data.path;
+  // Several fresh berths: a first read happens once per berth, so one berth gives one sample.
+  const count = Math.max(runs, 5);
+  const started = Array.from(
+    { length: count },
+    (_, i) =>
+      JSON.parse(
+        execFileSync(NODE, [BERTH, "start", `fresh-${i}`, "--json"], { ...opts, encoding: "utf8" }),
+      ).data.path,
+  );
   const plain = join(fleet.root, "plain-checkout");
   execFileSync("git", ["worktree", "add", "-q", "-b", "plain-checkout", plain], opts);
   const time = (cwd) => {
@@ -402,10 +408,17 @@ function settleRace(fleet) {
     execFileSync("git", ["-C", cwd, ...STATUS_ARGS.split(" ")], { ...gitOpts, stdio: "ignore" });
     return round(Number(process.hrtime.bigint() - start) / 1e6);
   };
-  // The very first read of each, before the race warms anything up.
-  const first = { started: time(started), plain: time(plain) };
+  // Each berth's very first read and then at once its second, before the race warms anything
+  // up: pairs, so that a machine still settling from the starts slows both reads alike.
+  const firsts = [];
+  const seconds = [];
+  for (const path of started) {
+    firsts.push(time(path));
+    seconds.push(time(path));
+  }
+  const first = { started: median(firsts), plain: time(plain) };
   const contenders = [
-    { label: "git status in a berth start made", cwd: started },
+    { label: "git status in a berth start made", cwd: started[0] },
     { label: "git status in a plain git worktree add", cwd: plain },
   ].map((c) => ({
     label: c.label,
@@ -415,10 +428,13 @@ function settleRace(fleet) {
   }));
   const rows = race(contenders, Math.max(runs, 5));
   return {
+    fresh_berths: count,
     first_ms: first,
+    second_ms: median(seconds),
+    samples: { first: firsts, second: seconds },
     rows,
     ratios: {
-      started_first_vs_median: ratio(first.started, rows[0].median_ms),
+      started_first_vs_second: ratio(first.started, median(seconds)),
       plain_vs_started: ratio(rows[1].median_ms, rows[0].median_ms),
     },
   };
@@ -595,7 +611,7 @@ function print(r) {
     if (s.settle) {
       for (const row of s.settle.rows) line(row);
       console.log(
-        `  a berth start made: first read ${s.settle.first_ms.started} ms vs median ${s.settle.rows[0].median_ms} ms (${s.settle.ratios.started_first_vs_median}x); a plain checkout costs ${s.settle.ratios.plain_vs_started}x as much per read`,
+        `  ${s.settle.fresh_berths} berths start made: first read ${s.settle.first_ms.started} ms vs second ${s.settle.second_ms} ms, medians (${s.settle.ratios.started_first_vs_second}x); a plain checkout costs ${s.settle.ratios.plain_vs_started}x as much per read`,
       );
     }
     const g = s.git_processes.status;
