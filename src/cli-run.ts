@@ -9,9 +9,10 @@ import { colorsFor } from "./ui/style.js";
 /**
  * The one place that prints an outcome and exits (cli.ts, the entry, loads
  * it for everything but `--version`); the arguments are declared in
- * program.ts, only the invoked verb's when the first word names one. Verbs run through commands/run-verb.ts (as the desk's
- * actions do); it and the verb modules are imported only when a verb runs, so
- * `berth --help` and `berth status` never load what other verbs need.
+ * program.ts, only the invoked verb's when the first word names one. Verbs
+ * run through commands/run-verb.ts (as the desk's actions do); it and the
+ * verb modules are imported only when a verb runs, so `berth --help` and
+ * `berth status` never load what other verbs need.
  */
 
 /** Runs the verb (commands/run-verb.ts), prints its outcome, and exits with its code. */

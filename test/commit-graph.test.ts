@@ -98,6 +98,22 @@ function reachOf(dag: Dag, commit: string): Set<string> {
   return seen;
 }
 
+/** A random history and 2-11 roots near its tips (duplicates dropped, so sometimes fewer). */
+function randomFleet(seed: number): { dag: Dag; roots: string[] } {
+  const random = rng(seed);
+  const dag = randomDag(random, 20 + Math.floor(random() * 120));
+  const all = [...dag.parents.keys()];
+  const roots = [
+    ...new Set(
+      Array.from(
+        { length: 2 + Math.floor(random() * 10) },
+        () => all[all.length - 1 - Math.floor(random() * Math.min(all.length, 40))] as string,
+      ),
+    ),
+  ];
+  return { dag, roots };
+}
+
 /** The best common ancestors of two commits (what `git merge-base --all` prints). */
 function bestCommonAncestors(dag: Dag, a: string, b: string): string[] {
   const inB = reachOf(dag, b);
@@ -111,17 +127,7 @@ describe("the fleet's commit graph (in memory)", () => {
     let named = 0;
     let several = 0;
     for (let seed = 1; seed <= 300; seed++) {
-      const random = rng(seed);
-      const dag = randomDag(random, 20 + Math.floor(random() * 120));
-      const all = [...dag.parents.keys()];
-      const roots = [
-        ...new Set(
-          Array.from(
-            { length: 2 + Math.floor(random() * 10) },
-            () => all[all.length - 1 - Math.floor(random() * Math.min(all.length, 40))] as string,
-          ),
-        ),
-      ];
+      const { dag, roots } = randomFleet(seed);
       if (roots.length < 2) continue;
       const builder = new AncestryBuilder(roots);
       for (const commit of gitOrder(dag, roots)) if (builder.add(commit)) break;
@@ -145,17 +151,7 @@ describe("the fleet's commit graph (in memory)", () => {
 
   it("answers every root-to-root question as a full walk would, on random histories", () => {
     for (let seed = 1; seed <= 300; seed++) {
-      const random = rng(seed);
-      const dag = randomDag(random, 20 + Math.floor(random() * 120));
-      const all = [...dag.parents.keys()];
-      const roots = [
-        ...new Set(
-          Array.from(
-            { length: 2 + Math.floor(random() * 10) },
-            () => all[all.length - 1 - Math.floor(random() * Math.min(all.length, 40))] as string,
-          ),
-        ),
-      ];
+      const { dag, roots } = randomFleet(seed);
       if (roots.length < 2) continue;
       const builder = new AncestryBuilder(roots);
       let read = 0;

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readAncestry } from "../src/core/fleet/commit-graph.js";
-import { findIntegratedTips, judgeIntegration } from "../src/core/fleet/integration.js";
+import { judgeIntegration } from "../src/core/fleet/integration.js";
 import { mergedTree } from "../src/git/merge.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 
@@ -130,18 +130,31 @@ function randomHistory(r: TestRepo, random: () => number, steps: number): string
   return [...made];
 }
 
-/** The whole rule's answer for one branch of `r`, judged against main. */
-async function integratedByRule(r: TestRepo, branch: string): Promise<boolean> {
+/** The whole rule run on `tips` against main as it is now, with the graph it read. */
+async function judgeAgainstMain(r: TestRepo, tips: readonly string[]) {
   const trunkTip = r.git(["rev-parse", "main"]);
-  const tip = r.git(["rev-parse", branch]);
-  const ancestry = await readAncestry(r.path, [trunkTip, tip], { primary: trunkTip });
+  const ancestry = await readAncestry(r.path, [trunkTip, ...tips], { primary: trunkTip });
   const trunk = {
     tip: trunkTip,
     tree: r.git(["rev-parse", "main^{tree}"]),
     ref: "refs/heads/main",
   };
-  const candidates = [{ tip, tree: null, fork: ancestry.forkPoint(tip, trunkTip) }];
-  return (await findIntegratedTips(r.path, trunk, candidates, ancestry, 1)).has(tip);
+  const candidates = tips.map((tip) => ({
+    tip,
+    tree: null,
+    fork: ancestry.forkPoint(tip, trunkTip),
+  }));
+  return {
+    trunkTip,
+    ancestry,
+    ...(await judgeIntegration(r.path, trunk, candidates, ancestry, 1)),
+  };
+}
+
+/** The whole rule's answer for one branch of `r`, judged against main. */
+async function integratedByRule(r: TestRepo, branch: string): Promise<boolean> {
+  const tip = r.git(["rev-parse", branch]);
+  return (await judgeAgainstMain(r, [tip])).integrated.has(tip);
 }
 
 describe("the integrated rule's shortcut", () => {
@@ -206,39 +219,19 @@ describe("the integrated rule's shortcut", () => {
     r.git(["checkout", "-q", "main"]);
     r.write("g", "trunk\n");
     r.commit("the trunk moves on elsewhere");
-    const trunkTip = r.git(["rev-parse", "main"]);
     const tips = ["berth/modifies", "berth/adds"].map((b) => r.git(["rev-parse", b]));
-    const ancestry = await readAncestry(r.path, [trunkTip, ...tips], { primary: trunkTip });
-    for (const tip of tips)
-      expect(ancestry.mergeBase(tip, trunkTip)).toBe(r.git(["rev-parse", "main~1"]));
-    const trunk = {
-      tip: trunkTip,
-      tree: r.git(["rev-parse", "main^{tree}"]),
-      ref: "refs/heads/main",
-    };
-    const candidates = tips.map((tip) => ({
-      tip,
-      tree: null,
-      fork: ancestry.forkPoint(tip, trunkTip),
-    }));
-    const first = await judgeIntegration(r.path, trunk, candidates, ancestry, 1);
-    expect(first).toEqual({ integrated: new Set(), setAside: new Set(tips) });
+    const first = await judgeAgainstMain(r, tips);
+    for (const tip of tips) {
+      expect(first.ancestry.mergeBase(tip, first.trunkTip)).toBe(r.git(["rev-parse", "main~1"]));
+    }
+    expect({ integrated: first.integrated, setAside: first.setAside }).toEqual({
+      integrated: new Set(),
+      setAside: new Set(tips),
+    });
     // Once the trunk holds the same change, it is the merge's to judge.
     r.write("d/f", "changed\n");
     r.commit("the trunk makes the same change");
-    const later = r.git(["rev-parse", "main"]);
-    const again = await readAncestry(r.path, [later, ...tips], { primary: later });
-    const laterTrunk = {
-      tip: later,
-      tree: r.git(["rev-parse", "main^{tree}"]),
-      ref: "refs/heads/main",
-    };
-    const laterCandidates = tips.map((tip) => ({
-      tip,
-      tree: null,
-      fork: again.forkPoint(tip, later),
-    }));
-    const second = await judgeIntegration(r.path, laterTrunk, laterCandidates, again, 1);
+    const second = await judgeAgainstMain(r, tips);
     expect(second.setAside).toEqual(new Set([tips[1]]));
     // Merged into the trunk's later tree, berth/modifies changes nothing: it is integrated.
     expect(second.integrated).toEqual(new Set([tips[0]]));

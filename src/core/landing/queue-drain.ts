@@ -1,7 +1,7 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
-import { listRefs, resolveCommit } from "../../git/refs.js";
+import { listRefs, readRefTips, resolveCommit } from "../../git/refs.js";
 import { acquireLockFile, type HeldLock, thisProcessOwner } from "../../io/lock.js";
 import { isFinal, type QueueEntry, queueLockPath, readQueue } from "../../io/queue-store.js";
 import { surveyFleet } from "../fleet/survey.js";
@@ -168,11 +168,10 @@ async function landingBase(repo: Repository, trunk: string): Promise<string> {
 async function stillSubmitted(lander: Lander, group: QueueEntry[]): Promise<QueueEntry[]> {
   // for-each-ref with no pattern would list every ref.
   if (group.length === 0) return [];
-  const refs = await listRefs(
+  const tips = await readRefTips(
     lander.repo.mainPath,
     group.map((entry) => `refs/heads/${entry.branch}`),
   );
-  const tips = new Map(refs.map((r) => [r.ref, r.oid]));
   const live: QueueEntry[] = [];
   for (const entry of group) {
     const now = tips.get(`refs/heads/${entry.branch}`) ?? null;

@@ -55,7 +55,7 @@ async function awaitingApproval(plan: AcceptPlan, entry: QueueEntry | null): Pro
       ? `${data.id} is already on ${data.trunk.name}; only its teardown is left, and an agent's accept does that only with a standing grant ([acceptance] pre_authorized = true in berth.toml). Nothing changed. A person finishes it by running: ${person}`
       : `${data.id} was not landed: an agent's accept lands only with a person's approval or a standing grant ([acceptance] pre_authorized = true in berth.toml); it waits in the landing queue as awaiting_approval (entry ${entry.seq}). The trunk and the berth are unchanged. A person approves by running: ${person}`;
   return new UserError("awaiting_approval", message, {
-    next: shellCommand(["berth", "accept", name]),
+    next: person,
     data: { ...data, queue: view },
     plan: { steps: plan.steps },
   });
