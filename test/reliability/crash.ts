@@ -34,9 +34,11 @@ export interface Fleet {
 /**
  * A command fragment that, while `hold-<point>` exists, announces itself in
  * `at-<point>` (with its pid) and waits. Removing the hold file releases it.
+ * The pid is written under another name and renamed into place: a reader that
+ * saw the file before the pid was in it would wait on pid 0, its own group.
  */
 export function hook(point: string): string {
-  return `if [ -e "$FUZZ_DIR/hold-${point}" ]; then echo $$ > "$FUZZ_DIR/at-${point}"; while [ -e "$FUZZ_DIR/hold-${point}" ]; do sleep 0.05; done; fi`;
+  return `if [ -e "$FUZZ_DIR/hold-${point}" ]; then echo $$ > "$FUZZ_DIR/.at-${point}.$$" && mv "$FUZZ_DIR/.at-${point}.$$" "$FUZZ_DIR/at-${point}"; while [ -e "$FUZZ_DIR/hold-${point}" ]; do sleep 0.05; done; fi`;
 }
 
 export interface FleetOptions {
@@ -169,16 +171,20 @@ export function release(f: Fleet, point: string): void {
 }
 
 export function reached(f: Fleet, point: string): boolean {
-  return existsSync(join(f.dir, `at-${point}`));
+  return heldPid(f, point) !== null;
 }
 
 /** The pid of the held command (its sh), to wait for it to finish after a release. */
 export function heldPid(f: Fleet, point: string): number | null {
+  let text: string;
   try {
-    return Number(readFileSync(join(f.dir, `at-${point}`), "utf8").trim());
+    text = readFileSync(join(f.dir, `at-${point}`), "utf8");
   } catch {
     return null;
   }
+  const pid = Number(text.trim());
+  // Never 0 or negative: process.kill(0 or -n) reaches a whole group, always "alive".
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
 
 export function isAlive(pid: number): boolean {
@@ -213,7 +219,8 @@ export async function killAt(
   const result = await running.done;
   const pid = heldPid(f, point);
   release(f, point);
-  if (pid !== null) await waitFor(() => !isAlive(pid), "the orphaned command to finish");
+  // Well inside the test's own timeout, so a hang here names itself.
+  if (pid !== null) await waitFor(() => !isAlive(pid), "the orphaned command to finish", 20_000);
   rmSync(join(f.dir, `at-${point}`), { force: true });
   return result;
 }
