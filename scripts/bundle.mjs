@@ -2,14 +2,15 @@
 //
 // - dist/cli.js, the entry, imports nothing: `berth --version` is answered
 //   there by one small module with the version inlined.
-// - dist/chunks/cli-run.js, the core: ONE file holding the commander wiring,
-//   the declarations, run-verb, `status` and everything it reads and renders.
-//   Node resolves, reads and compiles each file apart, and ~40 chunks on
-//   status's path cost tens of milliseconds (docs/performance.md, start-up).
-// - every other verb (and the desk, MCP, ...): lazily loaded chunks, split as
-//   before, importing whatever the core already holds FROM the core, so that
-//   no module has two copies (their state, their classes for `instanceof`).
-//   The core re-exports just those bindings, under prefixed names.
+// - dist/chunks/core.js, the core: ONE file holding run-verb, a plain
+//   `status` (cli-status.ts) and everything it reads and renders. Node
+//   resolves, reads and compiles each file apart, and ~40 chunks on status's
+//   path cost tens of milliseconds (docs/performance.md, start-up).
+// - every other verb, the parser (cli-run.ts: commander and the declarations),
+//   the desk, MCP, ...: lazily loaded chunks, split as before, importing
+//   whatever the core already holds FROM the core, so that no module has two
+//   copies (their state, their classes for `instanceof`). The core re-exports
+//   just those bindings, under prefixed names.
 //
 // Only the small packages on the start-up path are bundled; every other
 // package (the desk's ink and react, the MCP SDK, zod) stays an ordinary
@@ -29,11 +30,14 @@ const BUNDLED_PACKAGES = new Set([
 ]);
 // The lazy imports that the core inlines (their code evaluated when the core loads).
 const CORE_LAZY = new Set([
+  "cli-status.js",
   "commands/run-verb.js",
   "commands/status.js",
   "core/fleet/status-reads.js",
 ]);
-const CORE_FILE = "./cli-run.js"; // as the chunks beside it import it
+const CORE_FILE = "./core.js"; // as the chunks beside it import it
+// The parser, a chunk of its own that the entry imports for every verb but a plain status.
+const PARSER = "cli-run.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
@@ -66,10 +70,10 @@ const onlyListedPackages = (b) =>
 
 /**
  * The core's source, virtual: `exported` maps each module to the [name, alias]
- * pairs the chunks import from it; main and startStatusReads are for the entry.
+ * pairs the chunks import from it; cli-status's exports are for the entry.
  */
 function coreFacade(exported) {
-  const lines = [`export { main } from ${JSON.stringify(join(dist, "cli-run.js"))};`];
+  const lines = [];
   // A lazy import of these is the core importing itself (buildCore): already loaded, nothing wrapped.
   for (const file of CORE_LAZY) lines.push(`export * from ${JSON.stringify(join(dist, file))};`);
   for (const [file, names] of exported) {
@@ -85,7 +89,7 @@ function buildCore(exported, lazyPath, write) {
   return build({
     ...common,
     stdin: { contents: coreFacade(exported), resolveDir: dist, sourcefile: "core-facade.js" },
-    outfile: join(dist, "chunks", "cli-run.js"),
+    outfile: join(dist, "chunks", "core.js"),
     write,
     plugins: [
       {
@@ -129,7 +133,7 @@ for (const output of Object.values(names.metafile.outputs)) {
   if (output.entryPoint) exportsOf.set(abs(output.entryPoint), output.exports);
 }
 // `export *` drops a name two of them share: the lazy import would then find nothing.
-const selfExported = ["main", ...[...CORE_LAZY].flatMap((f) => exportsOf.get(join(dist, f)) ?? [])];
+const selfExported = [...[...CORE_LAZY].flatMap((f) => exportsOf.get(join(dist, f)) ?? [])];
 if (new Set(selfExported).size !== selfExported.length) {
   throw new Error(`the core's own lazy modules export a name twice: ${selfExported.join(", ")}`);
 }
@@ -143,7 +147,7 @@ const alias = (file, name) => `${moduleIds.get(file)}$${name}`;
 const buildLazy = (only, write) =>
   build({
     ...common,
-    entryPoints: [...probe.lazy],
+    entryPoints: [...probe.lazy, join(dist, PARSER)],
     outdir: dist,
     outbase: dist,
     splitting: true,
@@ -190,12 +194,12 @@ const buildLazy = (only, write) =>
   });
 
 // 4. The bindings the chunks use from the core: the only ones it must export.
-const CORE_IMPORT = /(import|export)\s*\{([^}]*)\}\s*from\s*"\.\/cli-run\.js";?/g;
+const CORE_IMPORT = /(import|export)\s*\{([^}]*)\}\s*from\s*"\.\/core\.js";?/g;
 const usedAliases = (outputFiles) => {
   const used = new Set();
   for (const { path, text } of outputFiles) {
     if (!path.endsWith(".js")) continue;
-    if (/import\s*\*\s*as\s+\w+\s+from\s*"\.\/cli-run\.js"/.test(text)) {
+    if (/import\s*\*\s*as\s+\w+\s+from\s*"\.\/core\.js"/.test(text)) {
       throw new Error(`${path} imports the core's namespace; name its bindings instead`);
     }
     const rest = text.replace(CORE_IMPORT, "");
@@ -231,7 +235,8 @@ function missing(file) {
   throw new Error(`no chunk for the lazy import of ${file}`);
 }
 
-// 6. The entry: its lazy imports (status's first reads, the wiring) are both the core.
+// 6. The entry: its lazy imports are the core (a plain status) and the parser's chunk.
+const parserChunk = `./chunks/${basename(chunkOf.get(join(dist, PARSER)) ?? missing(PARSER))}`;
 const entry = await build({
   ...common,
   banner: undefined,
@@ -242,11 +247,11 @@ const entry = await build({
     {
       name: "imports-are-the-core",
       setup(b) {
-        b.onResolve({ filter: /^\.\// }, (args) =>
-          args.path === "./version.js"
-            ? undefined
-            : { path: "./chunks/cli-run.js", external: true },
-        );
+        b.onResolve({ filter: /^\.\// }, (args) => {
+          if (args.path === "./version.js") return undefined;
+          const path = args.path === `./${PARSER}` ? parserChunk : "./chunks/core.js";
+          return { path, external: true };
+        });
       },
     },
   ],

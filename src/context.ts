@@ -15,7 +15,7 @@ export interface JournalSubject {
 
 /**
  * The logbook as a verb sees it. An effectful verb calls `begin` once it knows
- * its subject and before it changes anything; cli-run.ts writes the matching
+ * its subject and before it changes anything; commands/run-verb.ts writes the matching
  * finish (and a begin, if the verb refused before calling it).
  */
 export interface Journal {

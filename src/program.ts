@@ -26,7 +26,7 @@ export interface CommonOptions {
 
 export type VerbRunner = (ctx: Context) => Promise<CommandOutcome>;
 
-/** Runs one verb, prints its outcome and exits (cli-run.ts). */
+/** Runs one verb, prints its outcome and exits (cli-execute.ts). */
 export type VerbExecutor = (
   verb: string,
   options: CommonOptions & Record<string, unknown>,
@@ -42,7 +42,7 @@ function common<T extends Command<unknown[], Record<string, unknown>>>(cmd: T): 
   return cmd;
 }
 
-/** Ends the process (cli-run.ts, where the process exits); the man page generator never calls it. */
+/** Ends the process (cli-run.ts, for help and usage errors); the man page generator never calls it. */
 export type ProcessExit = (code: number) => never;
 
 const NO_EXIT: ProcessExit = () => {

@@ -33,7 +33,8 @@ describe("start-up", () => {
   });
 
   // scripts/bundle.mjs: status's whole path is one file, the core (decision 0060).
-  const CORE = join(PROJECT_ROOT, "dist/chunks/cli-run.js");
+  const CORE = join(PROJECT_ROOT, "dist/chunks/core.js");
+  const PARSER_CHUNK = /\/dist\/chunks\/cli-run-\w+\.js$/;
   const loadedFiles = (args: string[]) => {
     const at = repo ?? makeRepo();
     const files = loadedModules(args, at.path, at.env, 0, false);
@@ -42,23 +43,34 @@ describe("start-up", () => {
   const OTHER_VERBS = /\/dist\/(commands\/(?!status\.js|run-verb\.js|outcome\.js)|ui\/desk\/)/;
   const PACKAGES = /node_modules\/(ink|react|@modelcontextprotocol|zod)\//;
 
-  it("berth status loads two files, the entry and the core, and no other verb's code", () => {
+  it("berth status loads two files, the entry and the core: no parser, no other verb's code", () => {
     repo = makeRepo();
-    for (const args of [["status"], ["status", "--json"], ["ls"]]) {
+    for (const args of [["status"], ["status", "--json"], ["ls"], ["list", "--local", "--all"]]) {
       expect(loadedFiles(args)).toEqual([join(PROJECT_ROOT, "dist/cli.js"), CORE]);
     }
-    const modules = loadedModules(["status"], repo.path, repo.env);
-    for (const held of ["commands/status.js", "core/fleet/status-reads.js", "program.js"]) {
+    const modules = loadedModules(["status", "--debug"], repo.path, repo.env);
+    for (const held of ["commands/status.js", "core/fleet/status-reads.js", "cli-status.js"]) {
       expect(modules).toContain(join(PROJECT_ROOT, "dist", held));
     }
+    // A plain status never needs commander or the declarations of every verb (cli-status.ts).
+    expect(modules.filter((m) => m.includes("commander/") || m.endsWith("/program.js"))).toEqual(
+      [],
+    );
     // start, accept, desk, mcp, ... stay lazily loaded chunks; ink, react, the MCP SDK, zod too.
     expect(modules.filter((m) => OTHER_VERBS.test(m))).toEqual([]);
     expect(modules.filter((m) => PACKAGES.test(m))).toEqual([]);
   });
 
-  it("berth --help loads the core (status's code with it) and no other verb or package", () => {
+  it("berth --help loads the core and the parser, and no other verb or package", () => {
     repo = makeRepo();
-    expect(loadedFiles(["--help"])).toEqual([join(PROJECT_ROOT, "dist/cli.js"), CORE]);
+    const files = loadedFiles(["--help"]);
+    expect(files.slice(0, 2)).toEqual([join(PROJECT_ROOT, "dist/cli.js"), CORE]);
+    // The parser's chunk, and the small chunks esbuild splits out of what it shares.
+    expect(files.slice(2).filter((f) => PARSER_CHUNK.test(f))).toHaveLength(1);
+    // Any other argument of status is the parser's: its help, its usage errors.
+    expect(loadedFiles(["status", "--help"]).some((f) => PARSER_CHUNK.test(f))).toBe(true);
+    const usage = loadedModules(["status", "--json", "--bogus"], repo.path, repo.env, 2, false);
+    expect(usage.some((f) => PARSER_CHUNK.test(f))).toBe(true);
     const modules = loadedModules(["--help"], repo.path, repo.env);
     expect(modules.some((m) => m.includes("commander/"))).toBe(true);
     expect(modules.filter((m) => OTHER_VERBS.test(m))).toEqual([]);
@@ -88,7 +100,7 @@ describe("the bundle (scripts/bundle.mjs)", () => {
     expect(twice).toEqual(["dist/version.js"]);
     // Module-level state (status-reads' started reads, the crypto cache) and instanceof.
     for (const held of ["core/fleet/status-reads.js", "lazy-crypto.js", "errors.js"]) {
-      expect(holders.get(`dist/${held}`)).toEqual(["dist/chunks/cli-run.js"]);
+      expect(holders.get(`dist/${held}`)).toEqual(["dist/chunks/core.js"]);
     }
     expect(holders.get("dist/core/logbook/journal.js")).toHaveLength(1);
   });

@@ -50,7 +50,7 @@ export async function runDeskAction(
   declared: DeskVerb,
   item: DeskBerthItem,
 ): Promise<ActionProposal> {
-  // Imported the way cli-run.ts imports it, so the runner stays one chunk of its own.
+  // Imported the way cli-execute.ts imports it: the runner is in the core, loaded once.
   const { humanOutput, runVerb } = await import("./run-verb.js");
   const { base } = env;
   const c = colorsFor(base.stdoutIsTTY, base.env);

@@ -7,8 +7,8 @@ import { type FleetLists, startFleetLists } from "./fleet-lists.js";
  * The git processes every `berth status` starts before it knows anything:
  * the status of the checkout it runs in, discovery's rev-parse, the worktree
  * list and the branches. None needs another's answer, so they run side by
- * side; and the CLI's entry starts them before it loads commander and the
- * status code, so they run while those load (docs/performance.md, start-up).
+ * side; and a plain status (cli-status.ts) starts them before anything else,
+ * so they run while the verb is set up (docs/performance.md, start-up).
  * Each is still read fresh by this run: started a few milliseconds sooner,
  * never kept for another (decision 0014).
  */
@@ -21,7 +21,7 @@ export interface StatusReads {
 
 let started: StatusReads | null = null;
 
-/** Starts the reads for `cwd` (cli.ts, for `berth status`); the status verb takes them. */
+/** Starts the reads for `cwd` (cli-status.ts); the status verb takes them. */
 export function startStatusReads(cwd: string): StatusReads {
   const location = discoverRepo(cwd);
   // Awaited by the verb; handled now so that a refusal is not unhandled meanwhile.
