@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeJsonAtomic } from "./atomic.js";
@@ -64,6 +65,8 @@ export async function acquireGateSlot(
 
 /** Whether a gate is waiting for a slot in this berth (its waiter still alive). */
 export async function isWaitingForSlot(adminDir: string): Promise<boolean> {
+  // Status asks this of every row after the survey: a failed read (an error built) per berth costs ms.
+  if (!existsSync(gateWaitingMarker(adminDir))) return false;
   const text = await readFile(gateWaitingMarker(adminDir), "utf8").catch(() => null);
   if (text === null) return false;
   try {

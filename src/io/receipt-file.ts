@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
@@ -104,12 +105,16 @@ export async function readReceipt(adminDir: string): Promise<StoredReceipt | nul
 
 /** Synchronous: status reads one per worktree (see readJsonFileSync). */
 export function readReceiptSync(adminDir: string): StoredReceipt | null {
+  const path = receiptPath(adminDir);
+  // Most berths have no receipt: asking costs a fifth of a failed read and its error.
+  if (!existsSync(path)) return null;
   let raw: unknown;
   try {
-    raw = readJsonFileSync(receiptPath(adminDir));
+    raw = readJsonFileSync(path);
   } catch {
     return null;
   }
+  if (raw === null) return null;
   const parsed = v.safeParse(ReceiptSchema, raw);
   if (!parsed.success) return null;
   const receipt = parsed.output;
