@@ -1,4 +1,4 @@
-import { realpath } from "node:fs/promises";
+import { realpathSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { GitError, UserError } from "../errors.js";
 import { shellCommand } from "../text.js";
@@ -31,7 +31,9 @@ const DISCOVERY_ARGS = [
  * repository's folder (which has no toplevel) or to explain a refusal.
  */
 export async function discoverRepo(cwdIn: string): Promise<RepoLocation> {
-  const cwd = await realpath(cwdIn).catch(() => cwdIn);
+  // Synchronous (one realpath(3), microseconds): a promise would start rev-parse a
+  // thread-pool round trip later, and status's statuses wait on its answer.
+  const cwd = realPathOr(cwdIn);
   refuseNewlinePath(cwd);
   let output: string;
   try {
@@ -48,6 +50,14 @@ export async function discoverRepo(cwdIn: string): Promise<RepoLocation> {
     toplevel: toplevel || null,
     mainPath: basename(commonDir) === ".git" ? dirname(commonDir) : null,
   };
+}
+
+function realPathOr(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
 }
 
 /** rev-parse's answers, one a line; more lines than answers means a path holds a newline. */
