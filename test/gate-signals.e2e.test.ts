@@ -39,6 +39,13 @@ function isGone(pid: number): boolean {
   }
 }
 
+/** The pid in `file`, once it is written whole; null before. */
+function recordedPid(file: string): number | null {
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const pid = Number(text.trim());
+  return text.endsWith("\n") && Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
 async function waitFor(what: string, test: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!test()) {
@@ -63,8 +70,9 @@ describe("a signal to berth gate stops the checks' processes", () => {
         stdio: ["ignore", "pipe", "pipe"],
       });
       const done = collectRun(child);
-      await waitFor("the check to start", () => existsSync(pidFile), 20_000);
-      const sleeper = Number(readFileSync(pidFile, "utf8").trim());
+      // The shell creates the file before it writes the pid: wait for the pid itself.
+      await waitFor("the check to start", () => recordedPid(pidFile) !== null, 20_000);
+      const sleeper = recordedPid(pidFile) as number;
       leftovers.push(sleeper);
       expect(isGone(sleeper)).toBe(false);
 
