@@ -133,7 +133,7 @@ for (const output of Object.values(names.metafile.outputs)) {
   if (output.entryPoint) exportsOf.set(abs(output.entryPoint), output.exports);
 }
 // `export *` drops a name two of them share: the lazy import would then find nothing.
-const selfExported = [...[...CORE_LAZY].flatMap((f) => exportsOf.get(join(dist, f)) ?? [])];
+const selfExported = [...CORE_LAZY].flatMap((f) => exportsOf.get(join(dist, f)) ?? []);
 if (new Set(selfExported).size !== selfExported.length) {
   throw new Error(`the core's own lazy modules export a name twice: ${selfExported.join(", ")}`);
 }
@@ -245,7 +245,7 @@ const entry = await build({
   allowOverwrite: true,
   plugins: [
     {
-      name: "imports-are-the-core",
+      name: "the-core-or-the-parser",
       setup(b) {
         b.onResolve({ filter: /^\.\// }, (args) => {
           if (args.path === "./version.js") return undefined;
