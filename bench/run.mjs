@@ -3,7 +3,7 @@
 //   npm run bench                 # the full run (~20 min on 2 cores), results in bench/results.json
 //   npm run bench:quick           # smaller fleets, 3 runs (~5 min): checks the benchmark, not the budget
 //   node bench/run.mjs --runs 7 --out /tmp/results.json   # after npm run build
-//   node bench/run.mjs --only tiny,large                  # some sections (see SECTIONS)
+//   node bench/run.mjs --only tiny,large                  # some sections (see SECTIONS), to the temp folder
 //
 // Every comparison is measured side by side in one run, in interleaved rounds
 // (A B C, B C A, C A B, ...) after a warm-up round, so a machine shared with
@@ -30,9 +30,13 @@ const opt = (name, fallback) => {
 };
 const QUICK = args.includes("--quick");
 const runs = Number(opt("runs", QUICK ? "3" : "5"));
+// Only a whole run replaces the committed figures: a quick or partial one goes to the temp folder.
+const PARTIAL = QUICK || args.includes("--only");
 const outFile = opt(
   "out",
-  QUICK ? join(tmpdir(), "berth-bench-quick.json") : join(here, "results.json"),
+  PARTIAL
+    ? join(tmpdir(), QUICK ? "berth-bench-quick.json" : "berth-bench-only.json")
+    : join(here, "results.json"),
 );
 const cores = availableParallelism();
 const NODE = process.execPath;
