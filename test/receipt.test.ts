@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { inspectReceipt } from "../src/core/fleet/receipt-state.js";
 import { gateDefinitionOf } from "../src/core/landing/gate-definition.js";
-import { parseBatchCheckNames } from "../src/git/parse.js";
+import { parseBatchCheck } from "../src/git/parse.js";
 import { readTreesOf } from "../src/git/tree.js";
 import type { GateCheckConfig } from "../src/io/config-types.js";
 import {
@@ -125,10 +125,15 @@ describe("inspectReceipt", () => {
   });
 });
 
-describe("parseBatchCheckNames", () => {
+describe("parseBatchCheck", () => {
   it("maps found objects to their names and missing inputs to null", () => {
-    const out = `${T1}\nabc^{tree} missing\n${"f".repeat(64)}\nx ambiguous\n`;
-    expect(parseBatchCheckNames(out)).toEqual([T1, null, "f".repeat(64), null]);
+    const out = `${T1} tree\nabc^{tree} missing\n${"f".repeat(64)} blob\nx ambiguous\n`;
+    expect(parseBatchCheck(out).map((o) => o?.oid ?? null)).toEqual([
+      T1,
+      null,
+      "f".repeat(64),
+      null,
+    ]);
   });
 });
 

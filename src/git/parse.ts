@@ -189,14 +189,24 @@ export function parseNulList(output: string): string[] {
   return output.split("\0").filter((entry) => entry !== "");
 }
 
+/** An object `git cat-file --batch-check` found: its id and its type. */
+export interface ObjectAt {
+  oid: string;
+  type: string;
+}
+
 /**
- * `git cat-file --batch-check=%(objectname)`: one line per input, either the
- * object name or `<input> missing` (or `ambiguous`). Unknown inputs are null.
+ * `git cat-file --batch-check=%(objectname) %(objecttype)`: one line per
+ * input, either the object's id and type or `<input> missing` (or
+ * `ambiguous`). Unknown inputs are null.
  */
-export function parseBatchCheckNames(output: string): (string | null)[] {
+export function parseBatchCheck(output: string): (ObjectAt | null)[] {
   const lines = output.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
-  return lines.map((line) => (/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(line) ? line : null));
+  return lines.map((line) => {
+    const match = /^([0-9a-f]{40}(?:[0-9a-f]{24})?) (\w+)$/.exec(line);
+    return match === null ? null : { oid: match[1] as string, type: match[2] as string };
+  });
 }
 
 /** One entry of `git diff --name-status -z --no-renames`. */

@@ -1,4 +1,4 @@
-import { parseBatchCheckNames } from "./parse.js";
+import { type ObjectAt, parseBatchCheck } from "./parse.js";
 import { runGit } from "./run.js";
 
 /**
@@ -10,27 +10,18 @@ export async function readTreesOf(
   commits: readonly string[],
 ): Promise<Map<string, string | null>> {
   const unique = [...new Set(commits)];
-  const trees = new Map<string, string | null>();
-  if (unique.length === 0) return trees;
-  const input = unique.map((commit) => `${commit}^{tree}\n`).join("");
-  const { stdout } = await runGit(["cat-file", "--batch-check=%(objectname)"], { cwd, input });
-  const names = parseBatchCheckNames(stdout);
-  unique.forEach((commit, i) => {
-    trees.set(commit, names[i] ?? null);
-  });
-  return trees;
-}
-
-/** An object named by `<commit>:<path>`, or null where the path names nothing. */
-export interface ObjectAt {
-  oid: string;
-  type: string;
+  const objects = await readObjectsAt(
+    cwd,
+    unique.map((commit) => `${commit}^{tree}`),
+  );
+  return new Map(unique.map((commit, i) => [commit, objects[i]?.oid ?? null]));
 }
 
 /**
- * What each `<commit>:<path>` name points at, in one `git cat-file
- * --batch-check` process. Names must not hold a newline (callers leave such
- * paths out): each line of input is one name.
+ * What each name (`<commit>:<path>`, `<commit>^{tree}`) points at, in one
+ * `git cat-file --batch-check` process; null where it names nothing. Names
+ * must not hold a newline (callers leave such paths out): each line of input
+ * is one name.
  */
 export async function readObjectsAt(
   cwd: string,
@@ -40,9 +31,6 @@ export async function readObjectsAt(
   const input = names.map((name) => `${name}\n`).join("");
   const format = "--batch-check=%(objectname) %(objecttype)";
   const { stdout } = await runGit(["cat-file", format], { cwd, input });
-  const lines = stdout.split("\n");
-  return names.map((_, i) => {
-    const match = /^([0-9a-f]{40}(?:[0-9a-f]{24})?) (\w+)$/.exec(lines[i] ?? "");
-    return match === null ? null : { oid: match[1] as string, type: match[2] as string };
-  });
+  const objects = parseBatchCheck(stdout);
+  return names.map((_, i) => objects[i] ?? null);
 }

@@ -65,9 +65,10 @@ export async function acquireGateSlot(
 
 /** Whether a gate is waiting for a slot in this berth (its waiter still alive). */
 export async function isWaitingForSlot(adminDir: string): Promise<boolean> {
+  const marker = gateWaitingMarker(adminDir);
   // Status asks this of every row after the survey: a failed read (an error built) per berth costs ms.
-  if (!existsSync(gateWaitingMarker(adminDir))) return false;
-  const text = await readFile(gateWaitingMarker(adminDir), "utf8").catch(() => null);
+  if (!existsSync(marker)) return false;
+  const text = await readFile(marker, "utf8").catch(() => null);
   if (text === null) return false;
   try {
     const { pid } = JSON.parse(text) as { pid: number };

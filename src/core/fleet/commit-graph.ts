@@ -129,7 +129,7 @@ const SLOP = 5;
 export interface HandOff {
   primary: string;
   /** Committer times of the roots; a root without one is never handed off. */
-  times: ReadonlyMap<string, number> | null;
+  times: ReadonlyMap<string, number>;
   minWalk: number;
 }
 
@@ -328,7 +328,7 @@ export class AncestryBuilder {
   private mayHandOff(lastTime: number): boolean {
     const far = this.far;
     const handOff = this.handOff;
-    if (far === null || handOff === null || handOff.times === null) return false;
+    if (far === null || handOff === null) return false;
     if (this.walkedCount < handOff.minWalk || this.waitingNotMet > 0) return false;
     // No read commit names the far root as a parent unless every read root already reaches it.
     const farPaint = this.paintOf[far.node] as number;

@@ -1,5 +1,5 @@
 import type { TreeChange } from "../../git/diff-tree.js";
-import type { ObjectAt } from "../../git/tree.js";
+import type { ObjectAt } from "../../git/parse.js";
 
 /**
  * The integrated rule's read-only shortcut (fleet/integration.ts, before step
