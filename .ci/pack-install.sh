@@ -39,10 +39,10 @@ cp "${tarballs[0]}" "$tarball"
 
 log "checking the tarball's file list"
 tar -tzf "$tarball" >"$work/contents.txt"
-unexpected="$(grep -Ev '^package/(package\.json|README\.md|CHANGELOG\.md|LICENSE|berth\.1|git-berth\.1|dist/cli\.js|dist/chunks/[^/]+\.js|schemas/[^/]+\.schema\.json)$' "$work/contents.txt" || true)"
+unexpected="$(grep -Ev '^package/(package\.json|README\.md|CHANGELOG\.md|LICENSE|berth\.1|git-berth\.1|dist/cli\.cjs|dist/chunks/[^/]+\.c?js|schemas/[^/]+\.schema\.json)$' "$work/contents.txt" || true)"
 [ -z "$unexpected" ] || fail "files the installed tool does not need are in the package:
 $unexpected"
-for needed in package/dist/cli.js package/berth.1 package/git-berth.1 package/schemas/berth.toml.schema.json \
+for needed in package/dist/cli.cjs package/berth.1 package/git-berth.1 package/schemas/berth.toml.schema.json \
   package/schemas/envelope.schema.json package/schemas/logbook-event.schema.json package/LICENSE; do
   grep -qx "$needed" "$work/contents.txt" || fail "$needed is missing from the package"
 done

@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { buildFleet } from "./fleet.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const BERTH = join(here, "..", "dist", "cli.js");
+const BERTH = join(here, "..", "dist", "cli.cjs");
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
   const i = args.indexOf(`--${name}`);

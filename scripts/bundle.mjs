@@ -1,22 +1,25 @@
 // Runs after `tsc` (npm run build). Three parts (decision 0060, "one file for status"):
 //
-// - dist/cli.js, the entry, imports nothing: `berth --version` is answered
+// - dist/cli.cjs, the entry, imports nothing: `berth --version` is answered
 //   there by one small module with the version inlined.
-// - dist/chunks/core.js, the core: ONE file holding run-verb, a plain
+// - dist/chunks/core.cjs, the core: ONE file holding run-verb, a plain
 //   `status` (cli-status.ts) and everything it reads and renders. Node
 //   resolves, reads and compiles each file apart, and ~40 chunks on status's
-//   path cost tens of milliseconds (docs/performance.md, start-up).
+//   path cost tens of milliseconds (docs/performance.md, start-up). The
+//   entry and the core are CommonJS: the first ES module a process loads
+//   brings Node's module loader with it, another ~10 ms.
 // - every other verb, the parser (cli-run.ts: commander and the declarations),
 //   the desk, MCP, ...: lazily loaded chunks, split as before, importing
 //   whatever the core already holds FROM the core, so that no module has two
 //   copies (their state, their classes for `instanceof`). The core re-exports
-//   just those bindings, under prefixed names.
+//   just those bindings, under prefixed names; an ES module importing it gets
+//   the very module the entry required (Node keeps one per file).
 //
 // Only the small packages on the start-up path are bundled; every other
 // package (the desk's ink and react, the MCP SDK, zod) stays an ordinary
 // import from node_modules. dist/bundle-meta.json maps each output file back
 // to the modules it holds, so tests can still prove what a verb loads.
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -28,14 +31,14 @@ const BUNDLED_PACKAGES = new Set([
   "smol-toml",
   "valibot",
 ]);
-// The lazy imports that the core inlines (their code evaluated when the core loads).
+// The lazy imports that the core inlines (bundled into it, not chunks of their own).
 const CORE_LAZY = new Set([
   "cli-status.js",
   "commands/run-verb.js",
   "commands/status.js",
   "core/fleet/status-reads.js",
 ]);
-const CORE_FILE = "./core.js"; // as the chunks beside it import it
+const CORE_FILE = "./core.cjs"; // as the chunks beside it import it
 // The parser, a chunk of its own that the entry imports for every verb but a plain status.
 const PARSER = "cli-run.js";
 
@@ -74,7 +77,6 @@ const onlyListedPackages = (b) =>
  */
 function coreFacade(exported) {
   const lines = [];
-  // A lazy import of these is the core importing itself (buildCore): already loaded, nothing wrapped.
   for (const file of CORE_LAZY) lines.push(`export * from ${JSON.stringify(join(dist, file))};`);
   for (const [file, names] of exported) {
     const list = names.map(([name, alias]) => `${name} as ${alias}`).join(", ");
@@ -88,8 +90,10 @@ function buildCore(exported, lazyPath, write) {
   const lazy = new Set();
   return build({
     ...common,
+    format: "cjs",
+    banner: undefined,
     stdin: { contents: coreFacade(exported), resolveDir: dist, sourcefile: "core-facade.js" },
-    outfile: join(dist, "chunks", "core.js"),
+    outfile: join(dist, "chunks", "core.cjs"),
     write,
     plugins: [
       {
@@ -99,7 +103,7 @@ function buildCore(exported, lazyPath, write) {
           b.onResolve({ filter: /^\./ }, (args) => {
             if (args.kind !== "dynamic-import") return undefined;
             const file = resolve(args.resolveDir, args.path);
-            if (CORE_LAZY.has(relative(dist, file))) return { path: CORE_FILE, external: true };
+            if (CORE_LAZY.has(relative(dist, file))) return undefined;
             lazy.add(file);
             return { path: lazyPath(file), external: true };
           });
@@ -194,12 +198,12 @@ const buildLazy = (only, write) =>
   });
 
 // 4. The bindings the chunks use from the core: the only ones it must export.
-const CORE_IMPORT = /(import|export)\s*\{([^}]*)\}\s*from\s*"\.\/core\.js";?/g;
+const CORE_IMPORT = /(import|export)\s*\{([^}]*)\}\s*from\s*"\.\/core\.cjs";?/g;
 const usedAliases = (outputFiles) => {
   const used = new Set();
   for (const { path, text } of outputFiles) {
     if (!path.endsWith(".js")) continue;
-    if (/import\s*\*\s*as\s+\w+\s+from\s*"\.\/core\.js"/.test(text)) {
+    if (/import\s*\*\s*as\s+\w+\s+from\s*"\.\/core\.cjs"/.test(text)) {
       throw new Error(`${path} imports the core's namespace; name its bindings instead`);
     }
     const rest = text.replace(CORE_IMPORT, "");
@@ -217,13 +221,36 @@ const usedAliases = (outputFiles) => {
   return used;
 };
 const wanted = usedAliases((await buildLazy(null, false)).outputFiles);
-const lazy = await buildLazy(wanted, true);
+const lazy = await buildLazy(wanted, false);
 const exported = [...coreModules]
   .map((file) => [
     file,
     (exportsOf.get(file) ?? []).map((n) => [n, alias(file, n)]).filter(([, a]) => wanted.has(a)),
   ])
   .filter(([, list]) => list.length > 0);
+
+// 4b. Each chunk requires the core rather than importing it. An ES module importing a CommonJS
+// file makes Node parse that file for its export names, ~40 ms for the core on every verb but
+// status; a require() of the core, already loaded, costs nothing (`require` is the banner's).
+// A name is then looked up, not linked, so the build checks each against the core's exports.
+const coreExports = new Set(exported.flatMap(([, list]) => list.map(([, a]) => a)));
+function requireTheCore(path, text) {
+  return text.replace(CORE_IMPORT, (_, kind, list) => {
+    if (kind === "export") throw new Error(`${path} re-exports from the core; import, then export`);
+    const bindings = list
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean)
+      .map((item) => {
+        const [name, , local = name] = item.split(/\s+/);
+        if (!coreExports.has(name)) throw new Error(`${path} imports ${name}: the core lacks it`);
+        return name === local ? name : `${name}: ${local}`;
+      });
+    return `const { ${bindings.join(", ")} } = require(${JSON.stringify(CORE_FILE)});`;
+  });
+}
+mkdirSync(join(dist, "chunks"), { recursive: true });
+for (const { path, text } of lazy.outputFiles) writeFileSync(path, requireTheCore(path, text));
 
 // 5. The core, importing each lazy chunk by its output's name.
 const chunkOf = new Map();
@@ -235,13 +262,14 @@ function missing(file) {
   throw new Error(`no chunk for the lazy import of ${file}`);
 }
 
-// 6. The entry: its lazy imports are the core (a plain status) and the parser's chunk.
+// 6. The entry: it requires the core (cli-status.js, a plain status) and imports the parser's chunk.
 const parserChunk = `./chunks/${basename(chunkOf.get(join(dist, PARSER)) ?? missing(PARSER))}`;
 const entry = await build({
   ...common,
+  format: "cjs",
   banner: undefined,
-  entryPoints: [join(dist, "cli.js")],
-  outfile: join(dist, "cli.js"),
+  entryPoints: [join(dist, "cli.cjs")],
+  outfile: join(dist, "cli.cjs"),
   allowOverwrite: true,
   plugins: [
     {
@@ -249,7 +277,7 @@ const entry = await build({
       setup(b) {
         b.onResolve({ filter: /^\.\// }, (args) => {
           if (args.path === "./version.js") return undefined;
-          const path = args.path === `./${PARSER}` ? parserChunk : "./chunks/core.js";
+          const path = args.path === `./${PARSER}` ? parserChunk : "./chunks/core.cjs";
           return { path, external: true };
         });
       },
@@ -262,7 +290,7 @@ const outputs = {};
 const holder = new Map();
 for (const build of [entry, core.result, lazy]) {
   for (const [file, output] of Object.entries(build.metafile.outputs)) {
-    if (!file.endsWith(".js")) continue;
+    if (!/\.c?js$/.test(file)) continue;
     const inputs = Object.keys(output.inputs).filter(
       (i) => !/^(core-shim:|<stdin>)/.test(i) && !i.includes("core-facade"),
     );

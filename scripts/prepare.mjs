@@ -1,5 +1,5 @@
 // npm's `prepare`: after `npm ci` / `npm install` in a clone it builds, which
-// is what the README quickstart (`npm ci && node dist/cli.js tour`) relies on.
+// is what the README quickstart (`npm ci && node dist/cli.cjs tour`) relies on.
 // npm also runs it for `npm pack` and `npm publish`, right after `prepack`,
 // which has just built the package: a second 45-second build would change
 // nothing, so it is skipped there.

@@ -6,14 +6,14 @@ import { failureResult } from "./result.js";
 import { renderJson } from "./ui/envelope.js";
 
 /**
- * The parser: cli.ts, the entry, loads it for everything but `--version` and
+ * The parser: cli.cts, the entry, loads it for everything but `--version` and
  * a plain `berth status` (cli-status.ts). The arguments are declared in
  * program.ts, only the invoked verb's when the first word names one; the verb
  * runs, prints and exits in cli-execute.ts. Verb modules are imported only
  * when their verb runs, so `berth --help` never loads what a verb needs.
  */
 
-/** Called by the entry (cli.ts): parses `argv` and runs the verb it names. */
+/** Called by the entry (cli.cts): parses `argv` and runs the verb it names. */
 export async function main(argv: string[]): Promise<void> {
   const program = buildProgram(execute, (code) => process.exit(code), invokedVerb(argv.slice(2)));
   try {

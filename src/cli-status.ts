@@ -4,7 +4,7 @@ import { startStatusReads } from "./core/fleet/status-reads.js";
 
 /**
  * `berth status` (or `ls`, `list`) whose every argument is one of a few
- * flags needs no parser: the entry (cli.ts) runs it from here, and the
+ * flags needs no parser: the entry (cli.cts) runs it from here, and the
  * parser (commander, the declarations of every verb) is never loaded. Any
  * other argument, `--help` included, goes to the parser, which declares these
  * same flags (program.ts), so both roads give the verb the same options.

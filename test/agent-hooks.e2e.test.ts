@@ -13,7 +13,7 @@ let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());
 beforeAll(() => {
   // The e2e tier runs the built binary: `npm run build` first.
-  expect(existsSync(join(__dirname, "..", "dist", "cli.js"))).toBe(true);
+  expect(existsSync(join(__dirname, "..", "dist", "cli.cjs"))).toBe(true);
 });
 
 const worktreePaths = (r: TestRepo) =>

@@ -14,7 +14,7 @@ function sourceFiles(dir = SRC): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.tsx?$/.test(name) ? [path] : [];
+    return /\.(c?ts|tsx)$/.test(name) ? [path] : [];
   });
 }
 
@@ -163,6 +163,11 @@ describe("architecture guards", () => {
       "core/lifecycle/teardown.ts",
       "git/worktrees.ts",
     ]);
+  });
+
+  it("no module exports a binding that can change: the chunks read the core's once (decision 0060)", () => {
+    const mutable = FILES.filter((f) => /^export (let|var) /m.test(f.text)).map((f) => f.name);
+    expect(mutable).toEqual([]);
   });
 
   it("no source file grows past ~400 lines", () => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { BERTH_BIN, PROJECT_ROOT } from "./repo.js";
 
 /**
- * The modules a run loads. dist/cli.js is a bundle (scripts/bundle.mjs): each
+ * The modules a run loads, each once, in load order. dist/cli.cjs is a bundle (scripts/bundle.mjs): each
  * loaded bundle file stands for the modules dist/bundle-meta.json says it
  * holds, so these checks see through the bundling to the code itself.
  */
@@ -32,14 +32,13 @@ export function loadedModules(
   const meta = JSON.parse(readFileSync(join(PROJECT_ROOT, "dist/bundle-meta.json"), "utf8")) as {
     outputs: Record<string, string[]>;
   };
-  return readFileSync(log, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .flatMap((url) => {
-      if (!url.startsWith("file:")) return [url];
-      const path = fileURLToPath(url);
-      if (!expand) return [path];
-      const inputs = meta.outputs[relative(PROJECT_ROOT, path)];
-      return inputs === undefined ? [path] : inputs.map((input) => resolve(PROJECT_ROOT, input));
-    });
+  // A file can be recorded twice: as required, and as resolved by the module loader's hook.
+  const urls = new Set(readFileSync(log, "utf8").split("\n").filter(Boolean));
+  return [...urls].flatMap((url) => {
+    if (!url.startsWith("file:")) return [url];
+    const path = fileURLToPath(url);
+    if (!expand) return [path];
+    const inputs = meta.outputs[relative(PROJECT_ROOT, path)];
+    return inputs === undefined ? [path] : inputs.map((input) => resolve(PROJECT_ROOT, input));
+  });
 }

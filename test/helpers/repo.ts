@@ -13,7 +13,7 @@ import { assertJsonOutput } from "./schemas.js";
  */
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-export const BERTH_BIN = join(PROJECT_ROOT, "dist", "cli.js");
+export const BERTH_BIN = join(PROJECT_ROOT, "dist", "cli.cjs");
 
 export interface TempDir {
   path: string;

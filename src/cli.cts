@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+
+/**
+ * The entry point, and CommonJS on purpose: an ES module entry makes Node load
+ * its module loader first, ~10 ms of a plain status's start-up; the core is
+ * CommonJS for the same reason (decision 0060, scripts/bundle.mjs). Only the
+ * lazily loaded chunks beyond it are ES modules.
+ *
+ * `berth --version` is answered here, before anything else is loaded:
+ * compiling the rest costs tens of milliseconds, more than the whole budget
+ * for it (spec section 10). A plain `berth status` runs from cli-status.ts
+ * without loading the parser; it starts its git processes first, so that they
+ * run while the verb is set up. Everything else is parsed by cli-run.ts
+ * (bundled: cli-status is in the core file, cli-run a chunk of its own).
+ */
+const { VERSION } = require("./version.js") as typeof import("./version.js");
+
+const args = process.argv.slice(2);
+
+if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+  // What commander printed for it, and its exit: 0, even if the reader has gone.
+  process.stdout.write(`${VERSION}\n`);
+  process.exit(0);
+} else {
+  const { plainStatusOptions, runPlainStatus } =
+    require("./cli-status.js") as typeof import("./cli-status.js");
+  const status = plainStatusOptions(args);
+  if (status !== null) void runPlainStatus(status);
+  else void import("./cli-run.js").then(({ main }) => main(process.argv));
+}
