@@ -19,7 +19,8 @@
 // package (the desk's ink and react, the MCP SDK, zod) stays an ordinary
 // import from node_modules. dist/bundle-meta.json maps each output file back
 // to the modules it holds, so tests can still prove what a verb loads.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -85,16 +86,28 @@ function coreFacade(exported) {
   return lines.join("\n");
 }
 
+// The core's lazy imports go through dist/chunks/import-chunk.cjs (src/import-chunk.cts): the
+// core may be compiled where an import() has no module loader (load-core.cts, its code cache).
+const LAZY_MARK = "berth-lazy-chunk:";
+const IMPORT_CHUNK = "import-chunk.cjs";
+const CORE_BANNER = `const __berthImportChunk = (chunk) => require("./${IMPORT_CHUNK}")(require("node:path").join(__dirname, chunk));`;
+function routeLazyImports(text) {
+  const routed = text.replaceAll(`import("${LAZY_MARK}`, '__berthImportChunk("');
+  if (/\bimport\(/.test(routed))
+    throw new Error("the core holds an import() not routed through its chunk importer");
+  return routed;
+}
+
 /** Builds the core; a dynamic import outside CORE_LAZY stays an import of `lazyPath(file)`. */
 function buildCore(exported, lazyPath, write) {
   const lazy = new Set();
   return build({
     ...common,
     format: "cjs",
-    banner: undefined,
+    banner: { js: CORE_BANNER },
     stdin: { contents: coreFacade(exported), resolveDir: dist, sourcefile: "core-facade.js" },
     outfile: join(dist, "chunks", "core.cjs"),
-    write,
+    write: false,
     plugins: [
       {
         name: "core",
@@ -105,12 +118,18 @@ function buildCore(exported, lazyPath, write) {
             const file = resolve(args.resolveDir, args.path);
             if (CORE_LAZY.has(relative(dist, file))) return undefined;
             lazy.add(file);
-            return { path: lazyPath(file), external: true };
+            return { path: `${LAZY_MARK}${lazyPath(file)}`, external: true };
           });
         },
       },
     ],
-  }).then((result) => ({ result, lazy }));
+  }).then((result) => {
+    if (write) {
+      for (const { path, text } of result.outputFiles) writeFileSync(path, routeLazyImports(text));
+      copyFileSync(join(dist, IMPORT_CHUNK), join(dist, "chunks", IMPORT_CHUNK));
+    }
+    return { result, lazy };
+  });
 }
 
 // 1. Which modules the core holds, and which lazy imports leave it.
@@ -263,7 +282,13 @@ function missing(file) {
 }
 
 // 6. The entry: it requires the core (cli-status.js, a plain status) and imports the parser's chunk.
+// The core's digest names its code cache (load-core.cts): a cache is offered only for these bytes.
 const parserChunk = `./chunks/${basename(chunkOf.get(join(dist, PARSER)) ?? missing(PARSER))}`;
+const coreDigest = createHash("sha256")
+  .update(readFileSync(join(dist, "chunks", "core.cjs")))
+  .digest("hex")
+  .slice(0, 20);
+const ENTRY_BUNDLES = new Set(["./version.js", "./load-core.cjs"]);
 const entry = await build({
   ...common,
   format: "cjs",
@@ -271,14 +296,17 @@ const entry = await build({
   entryPoints: [join(dist, "cli.cjs")],
   outfile: join(dist, "cli.cjs"),
   allowOverwrite: true,
+  define: { BERTH_CORE_DIGEST: JSON.stringify(coreDigest) },
   plugins: [
     {
-      name: "the-core-or-the-parser",
+      name: "the-parser-is-a-chunk",
       setup(b) {
         b.onResolve({ filter: /^\.\// }, (args) => {
-          if (args.path === "./version.js") return undefined;
-          const path = args.path === `./${PARSER}` ? parserChunk : "./chunks/core.cjs";
-          return { path, external: true };
+          if (ENTRY_BUNDLES.has(args.path)) return undefined;
+          if (args.path === `./${PARSER}`) return { path: parserChunk, external: true };
+          throw new Error(
+            `the entry imports ${args.path}: only ${[...ENTRY_BUNDLES]} and the parser`,
+          );
         });
       },
     },

@@ -15,6 +15,9 @@
  */
 const { VERSION } = require("./version.js") as typeof import("./version.js");
 
+/** The core's digest, written in by the bundle (scripts/bundle.mjs): it names the core's code cache. */
+declare const BERTH_CORE_DIGEST: string | undefined;
+
 const args = process.argv.slice(2);
 
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
@@ -22,8 +25,14 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   process.stdout.write(`${VERSION}\n`);
   process.exit(0);
 } else {
-  const { plainStatusOptions, runPlainStatus } =
-    require("./cli-status.js") as typeof import("./cli-status.js");
+  const { join } = require("node:path") as typeof import("node:path");
+  const { loadCore } = require("./load-core.cjs") as typeof import("./load-core.cjs");
+  const core = join(__dirname, "chunks", "core.cjs");
+  const digest = typeof BERTH_CORE_DIGEST === "string" ? BERTH_CORE_DIGEST : null;
+  const { plainStatusOptions, runPlainStatus } = loadCore(
+    core,
+    digest,
+  ) as typeof import("./cli-status.js");
   const status = plainStatusOptions(args);
   if (status !== null) void runPlainStatus(status);
   else void import("./cli-run.js").then(({ main }) => main(process.argv));

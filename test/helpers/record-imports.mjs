@@ -8,10 +8,14 @@ import { pathToFileURL } from "node:url";
 const log = process.env.BERTH_TEST_IMPORT_LOG;
 register(new URL("./record-imports-hooks.mjs", import.meta.url), { data: { log } });
 
-// A require() from CommonJS (the entry, the core) passes no hook: recorded here, as a URL too.
-const load = Module._load;
-Module._load = function recordedLoad(request, parent, isMain) {
-  const filename = Module._resolveFilename(request, parent, isMain);
-  if (log && isAbsolute(filename)) appendFileSync(log, `${pathToFileURL(filename).href}\n`);
-  return load.call(this, request, parent, isMain);
-};
+// A CommonJS module (the entry, the core) passes no hook: it is recorded as it enters
+// require's cache, which both require and the entry's core loader (load-core.cts) fill.
+Module._cache = new Proxy(Module._cache, {
+  set(cache, filename, module) {
+    if (log && typeof filename === "string" && isAbsolute(filename) && !(filename in cache)) {
+      appendFileSync(log, `${pathToFileURL(filename).href}\n`);
+    }
+    cache[filename] = module;
+    return true;
+  },
+});

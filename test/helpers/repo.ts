@@ -25,7 +25,8 @@ export interface TempDir {
 export function isolatedEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith("GIT_") && !key.startsWith("BERTH_")) env[key] = value;
+    // XDG_CACHE_HOME too: berth's code cache (load-core.cts) then lives in the temporary HOME.
+    if (!/^(GIT_|BERTH_|XDG_CACHE_HOME$)/.test(key)) env[key] = value;
   }
   return {
     ...env,

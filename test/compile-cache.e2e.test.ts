@@ -1,0 +1,125 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BERTH_BIN, makeRepo, PROJECT_ROOT, type TestRepo } from "./helpers/repo.js";
+
+// The core's code cache (src/load-core.cts, decision 0061): a saving, never a change in what runs.
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+const run = (at: TestRepo, args: string[], env: NodeJS.ProcessEnv = at.env) => {
+  const result = spawnSync(process.execPath, [BERTH_BIN, ...args], {
+    cwd: at.path,
+    env,
+    encoding: "utf8",
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+};
+const cacheFolder = (at: TestRepo) => join(at.dir.home, ".cache", "berth");
+const caches = (folder: string) => readdirSync(folder).filter((name) => name.endsWith(".v8"));
+
+describe("the core's code cache", () => {
+  it("is written by the first run, in the user's cache folder, and taken as it is by the next", () => {
+    repo = makeRepo();
+    const first = run(repo, ["status", "--json"]);
+    expect(first.code).toBe(0);
+    const folder = cacheFolder(repo);
+    const [name, ...others] = caches(folder);
+    expect(others).toEqual([]);
+    expect(name).toMatch(/^core-[0-9a-f]{20}-\d+-\d+-v\d+\.\d+\.\d+\.v8$/);
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    const file = join(folder, name as string);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const written = statSync(file);
+    expect(written.size).toBeGreaterThan(10_000);
+    // A cache V8 takes is not written again: a rejected one would be.
+    const second = run(repo, ["status", "--json"]);
+    expect(second).toEqual({ ...first, stdout: second.stdout });
+    expect(JSON.parse(second.stdout).data).toEqual(JSON.parse(first.stdout).data);
+    const after = statSync(file);
+    expect([after.ino, after.mtimeMs]).toEqual([written.ino, written.mtimeMs]);
+    expect(caches(folder)).toEqual([name]);
+  });
+
+  it("leaves verbs that load chunks working from a cached core: its lazy imports still load", () => {
+    repo = makeRepo();
+    run(repo, ["status"]);
+    expect(caches(cacheFolder(repo))).toHaveLength(1);
+    // gate records itself in the logbook, whose code is a lazy chunk of the core.
+    const gate = run(repo, ["gate", "--json"]);
+    expect(gate.stderr).toBe("");
+    expect(JSON.parse(gate.stdout).ok).toBe(true);
+    const logbook = run(repo, ["logbook", "--json"]);
+    expect(logbook.stdout).toContain('"verb":"gate"');
+    expect(run(repo, ["--help"]).stdout).toContain("Usage: berth");
+  });
+
+  it("is never offered for other bytes: a core edited to the same length runs as edited", () => {
+    repo = makeRepo();
+    // A copy of the built tool, so that its core can be edited.
+    const copy = join(repo.dir.path, "tool");
+    cpSync(join(PROJECT_ROOT, "dist", "chunks"), join(copy, "chunks"), { recursive: true });
+    cpSync(BERTH_BIN, join(copy, "cli.cjs"));
+    const status = () =>
+      spawnSync(process.execPath, [join(copy, "cli.cjs"), "status"], {
+        cwd: repo?.path,
+        env: repo?.env,
+        encoding: "utf8",
+      }).stdout;
+    expect(status()).toContain(" at ");
+    expect(caches(cacheFolder(repo))).toHaveLength(1);
+    const core = join(copy, "chunks", "core.cjs");
+    const source = readFileSync(core, "utf8");
+    const edited = source.replace("` at ${shortOid(", "` AT ${shortOid(");
+    expect(edited.length).toBe(source.length);
+    expect(edited).not.toBe(source);
+    writeFileSync(core, edited);
+    // V8 checks a cache against its source's length only: the cache's name holds the file's time.
+    utimesSync(core, new Date(), new Date(Date.now() + 5_000));
+    expect(status()).toContain(" AT ");
+    expect(status()).toContain(" AT ");
+  });
+
+  it("replaces a damaged cache, and the run is the same as without one", () => {
+    repo = makeRepo();
+    const clean = run(repo, ["status", "--json"]);
+    const folder = cacheFolder(repo);
+    const file = join(folder, caches(folder)[0] as string);
+    writeFileSync(file, Buffer.alloc(4096, 7));
+    const damaged = run(repo, ["status", "--json"]);
+    expect([damaged.code, damaged.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(damaged.stdout).data).toEqual(JSON.parse(clean.stdout).data);
+    expect(readFileSync(file).equals(Buffer.alloc(4096, 7))).toBe(false);
+  });
+
+  it("removes the caches of other builds when it writes its own", () => {
+    repo = makeRepo();
+    run(repo, ["status"]);
+    const folder = cacheFolder(repo);
+    const [own] = caches(folder);
+    const stale = join(folder, "core-00000000000000000000-1-1-v20.0.0.v8");
+    writeFileSync(stale, "old");
+    writeFileSync(join(folder, own as string), "damaged");
+    run(repo, ["status"]);
+    expect(caches(folder)).toEqual([own]);
+  });
+
+  it("never fails a run where the cache folder cannot be made, and XDG_CACHE_HOME names it", () => {
+    repo = makeRepo();
+    const blocked = join(repo.dir.home, "not-a-folder");
+    writeFileSync(blocked, "");
+    const result = run(repo, ["status", "--json"], { ...repo.env, XDG_CACHE_HOME: blocked });
+    expect([result.code, result.stderr]).toEqual([0, ""]);
+    expect(readdirSync(repo.dir.home)).not.toContain(".cache");
+    const chosen = join(repo.dir.home, "chosen");
+    expect(run(repo, ["status"], { ...repo.env, XDG_CACHE_HOME: chosen }).code).toBe(0);
+    expect(caches(join(chosen, "berth"))).toHaveLength(1);
+    // --version loads no core, so it writes no cache.
+    execFileSync(process.execPath, [BERTH_BIN, "--version"], {
+      cwd: repo.path,
+      env: { ...repo.env, XDG_CACHE_HOME: join(repo.dir.home, "version-only") },
+    });
+    expect(readdirSync(repo.dir.home)).not.toContain("version-only");
+  });
+});
