@@ -12,8 +12,8 @@
 //   the desk, MCP, ...: lazily loaded chunks, split as before, importing
 //   whatever the core already holds FROM the core, so that no module has two
 //   copies (their state, their classes for `instanceof`). The core re-exports
-//   just those bindings, under prefixed names; an ES module importing it gets
-//   the very module the entry required (Node keeps one per file).
+//   just those bindings, under prefixed names; a chunk requires it (step 4b)
+//   and gets the very module the entry loaded (Node keeps one per file).
 //
 // Only the small packages on the start-up path are bundled; every other
 // package (the desk's ink and react, the MCP SDK, zod) stays an ordinary
@@ -281,7 +281,7 @@ function missing(file) {
   throw new Error(`no chunk for the lazy import of ${file}`);
 }
 
-// 6. The entry: it requires the core (cli-status.js, a plain status) and imports the parser's chunk.
+// 6. The entry: it loads the core (load-core.cts: a plain status) and imports the parser's chunk.
 // The core's digest names its code cache (load-core.cts): a cache is offered only for these bytes.
 const parserChunk = `./chunks/${basename(chunkOf.get(join(dist, PARSER)) ?? missing(PARSER))}`;
 const coreDigest = createHash("sha256")

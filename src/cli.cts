@@ -11,7 +11,9 @@
  * for it (spec section 10). A plain `berth status` runs from cli-status.ts
  * without loading the parser; it starts its git processes first, so that they
  * run while the verb is set up. Everything else is parsed by cli-run.ts
- * (bundled: cli-status is in the core file, cli-run a chunk of its own).
+ * (bundled: cli-status is in the core file, cli-run a chunk of its own). The
+ * core is loaded by load-core.cts, from V8's code cache after the first run
+ * (decision 0061).
  */
 const { VERSION } = require("./version.js") as typeof import("./version.js");
 
