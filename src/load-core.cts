@@ -9,7 +9,7 @@ const { basename, dirname, join } = path;
 
 /**
  * Loads the core (dist/chunks/core.cjs) as `require` would, with V8's code
- * cache: compiling its ~240 KB, and the functions a run calls, is ~15 ms of
+ * cache: compiling its ~240 KB, and the functions a run calls, is ~10 ms of
  * every start-up that a cached compilation skips (decision 0061). Node 20
  * has no compile cache of its own for CommonJS (`module.enableCompileCache`
  * is Node 22).
