@@ -98,7 +98,7 @@ function routeLazyImports(text) {
   return routed;
 }
 
-/** Builds the core; a dynamic import outside CORE_LAZY stays an import of `lazyPath(file)`. */
+/** Builds the core; a dynamic import outside CORE_LAZY goes to the chunk importer, for `lazyPath(file)`. */
 function buildCore(exported, lazyPath, write) {
   const lazy = new Set();
   return build({

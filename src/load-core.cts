@@ -23,8 +23,6 @@ const { basename, dirname, join } = path;
  * compiled what it calls.
  */
 function loadCore(coreFile: string, digest: string | null): unknown {
-  const cached = require.cache[coreFile];
-  if (cached !== undefined) return cached.exports;
   // require's own Module class, taken from a module: `node:module` would load Node's ES module
   // loader with it (decision 0060: a plain status never does).
   const Module = require.main?.constructor as typeof import("node:module") | undefined;

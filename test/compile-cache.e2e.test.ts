@@ -2,27 +2,21 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BERTH_BIN, makeRepo, PROJECT_ROOT, type TestRepo } from "./helpers/repo.js";
+import { BERTH_BIN, makeRepo, PROJECT_ROOT, runBerth, type TestRepo } from "./helpers/repo.js";
 
 // The core's code cache (src/load-core.cts, decision 0061): a saving, never a change in what runs.
 let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());
 
-const run = (at: TestRepo, args: string[], env: NodeJS.ProcessEnv = at.env) => {
-  const result = spawnSync(process.execPath, [BERTH_BIN, ...args], {
-    cwd: at.path,
-    env,
-    encoding: "utf8",
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-};
+const run = (at: TestRepo, args: string[], env: NodeJS.ProcessEnv = at.env) =>
+  runBerth(args, { cwd: at.path, env });
 const cacheFolder = (at: TestRepo) => join(at.dir.home, ".cache", "berth");
 const caches = (folder: string) => readdirSync(folder).filter((name) => name.endsWith(".v8"));
 
 describe("the core's code cache", () => {
-  it("is written by the first run, in the user's cache folder, and taken as it is by the next", () => {
+  it("is written by the first run, in the user's cache folder, and taken as it is by the next", async () => {
     repo = makeRepo();
-    const first = run(repo, ["status", "--json"]);
+    const first = await run(repo, ["status", "--json"]);
     expect(first.code).toBe(0);
     const folder = cacheFolder(repo);
     const [name, ...others] = caches(folder);
@@ -34,28 +28,28 @@ describe("the core's code cache", () => {
     const written = statSync(file);
     expect(written.size).toBeGreaterThan(10_000);
     // A cache V8 takes is not written again: a rejected one would be.
-    const second = run(repo, ["status", "--json"]);
-    expect(second).toEqual({ ...first, stdout: second.stdout });
+    const second = await run(repo, ["status", "--json"]);
+    expect([second.code, second.stderr]).toEqual([first.code, first.stderr]);
     expect(JSON.parse(second.stdout).data).toEqual(JSON.parse(first.stdout).data);
     const after = statSync(file);
     expect([after.ino, after.mtimeMs]).toEqual([written.ino, written.mtimeMs]);
     expect(caches(folder)).toEqual([name]);
   });
 
-  it("leaves verbs that load chunks working from a cached core: its lazy imports still load", () => {
+  it("leaves verbs that load chunks working from a cached core: its lazy imports still load", async () => {
     repo = makeRepo();
-    run(repo, ["status"]);
+    await run(repo, ["status"]);
     expect(caches(cacheFolder(repo))).toHaveLength(1);
     // gate records itself in the logbook, whose code is a lazy chunk of the core.
-    const gate = run(repo, ["gate", "--json"]);
+    const gate = await run(repo, ["gate", "--json"]);
     expect(gate.stderr).toBe("");
     expect(JSON.parse(gate.stdout).ok).toBe(true);
-    const logbook = run(repo, ["logbook", "--json"]);
+    const logbook = await run(repo, ["logbook", "--json"]);
     expect(logbook.stdout).toContain('"verb":"gate"');
-    expect(run(repo, ["--help"]).stdout).toContain("Usage: berth");
+    expect((await run(repo, ["--help"])).stdout).toContain("Usage: berth");
   });
 
-  it("is never offered for other bytes: a core edited to the same length runs as edited", () => {
+  it("is never offered for other bytes: a core edited to the same length runs as edited", async () => {
     repo = makeRepo();
     // A copy of the built tool, so that its core can be edited.
     const copy = join(repo.dir.path, "tool");
@@ -81,39 +75,39 @@ describe("the core's code cache", () => {
     expect(status()).toContain(" AT ");
   });
 
-  it("replaces a damaged cache, and the run is the same as without one", () => {
+  it("replaces a damaged cache, and the run is the same as without one", async () => {
     repo = makeRepo();
-    const clean = run(repo, ["status", "--json"]);
+    const clean = await run(repo, ["status", "--json"]);
     const folder = cacheFolder(repo);
     const file = join(folder, caches(folder)[0] as string);
     writeFileSync(file, Buffer.alloc(4096, 7));
-    const damaged = run(repo, ["status", "--json"]);
+    const damaged = await run(repo, ["status", "--json"]);
     expect([damaged.code, damaged.stderr]).toEqual([0, ""]);
     expect(JSON.parse(damaged.stdout).data).toEqual(JSON.parse(clean.stdout).data);
     expect(readFileSync(file).equals(Buffer.alloc(4096, 7))).toBe(false);
   });
 
-  it("removes the caches of other builds when it writes its own", () => {
+  it("removes the caches of other builds when it writes its own", async () => {
     repo = makeRepo();
-    run(repo, ["status"]);
+    await run(repo, ["status"]);
     const folder = cacheFolder(repo);
     const [own] = caches(folder);
     const stale = join(folder, "core-00000000000000000000-1-1-v20.0.0.v8");
     writeFileSync(stale, "old");
     writeFileSync(join(folder, own as string), "damaged");
-    run(repo, ["status"]);
+    await run(repo, ["status"]);
     expect(caches(folder)).toEqual([own]);
   });
 
-  it("never fails a run where the cache folder cannot be made, and XDG_CACHE_HOME names it", () => {
+  it("never fails a run where the cache folder cannot be made, and XDG_CACHE_HOME names it", async () => {
     repo = makeRepo();
     const blocked = join(repo.dir.home, "not-a-folder");
     writeFileSync(blocked, "");
-    const result = run(repo, ["status", "--json"], { ...repo.env, XDG_CACHE_HOME: blocked });
+    const result = await run(repo, ["status", "--json"], { ...repo.env, XDG_CACHE_HOME: blocked });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     expect(readdirSync(repo.dir.home)).not.toContain(".cache");
     const chosen = join(repo.dir.home, "chosen");
-    expect(run(repo, ["status"], { ...repo.env, XDG_CACHE_HOME: chosen }).code).toBe(0);
+    expect((await run(repo, ["status"], { ...repo.env, XDG_CACHE_HOME: chosen })).code).toBe(0);
     expect(caches(join(chosen, "berth"))).toHaveLength(1);
     // --version loads no core, so it writes no cache.
     execFileSync(process.execPath, [BERTH_BIN, "--version"], {
