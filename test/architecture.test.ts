@@ -115,12 +115,14 @@ describe("architecture guards", () => {
     );
     // Project commands run through sh (berth/project-command.ts); the desk opens a shell;
     // git/ancestry.ts streams the history walk and stops it once it has read enough.
+    // git/run-group.ts forks a few git calls under one sh.
     expect(spawners.sort()).toEqual(
       [
         "commands/desk.ts",
         "core/berth/project-command.ts",
         "git/ancestry.ts",
         "git/run.ts",
+        "git/run-group.ts",
         "git/status.ts",
       ].sort(),
     );

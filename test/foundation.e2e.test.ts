@@ -1,4 +1,12 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, makeTempDir, runBerth, type TestRepo } from "./helpers/repo.js";
@@ -262,6 +270,24 @@ describe("configuration and usage errors", () => {
       expect(human.stderr).not.toMatch(/\n\s+at /);
     } finally {
       dir.cleanup();
+    }
+  });
+
+  it("says git is missing when there is no git on PATH, from the entry's reads and the parser's", async () => {
+    repo = makeRepo();
+    const bin = join(repo.dir.path, "no-git");
+    mkdirSync(bin);
+    for (const tool of ["sh", process.execPath]) {
+      const found = execFileSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim();
+      symlinkSync(found, join(bin, tool.split("/").pop() as string));
+    }
+    const env = { ...repo.env, PATH: bin };
+    // `status` starts its reads from the entry (one sh); `start --dry-run` through the parser (runGit).
+    for (const args of [["status"], ["start", "x", "--dry-run"]]) {
+      const run = await berth([...args, "--json"], repo.path, env);
+      expect(run.code).toBe(1);
+      expect(run.json.error).toMatchObject({ code: "precondition_failed" });
+      expect(run.json.error.message).toContain("there is no git on PATH");
     }
   });
 

@@ -72,6 +72,23 @@ describe("survey cost (spec section 10)", () => {
     ).toHaveLength(2);
   });
 
+  it("status's first four reads are forked by one sh, not by Node (git/run-group.ts)", async () => {
+    const counter = installGitCounter(repo.dir.path, repo.env);
+    const run = await runBerth(["status", "--json"], { cwd: paths[2] as string, env: counter.env });
+    expect(run.code).toBe(0);
+    const first = new Set(["rev-parse", "worktree", "for-each-ref"]);
+    const early = counter
+      .parents()
+      .filter(({ args }) => first.has(subcommand(args) ?? "") || args[0] === "status");
+    // The status of the checkout berth runs in has no -C: the lanes' statuses do.
+    expect(early.map(({ args }) => subcommand(args)).sort()).toEqual(
+      ["for-each-ref", "rev-parse", "status", "worktree"].sort(),
+    );
+    // Each git's parent is a subshell, and the four subshells belong to one sh.
+    expect(early.map(({ command }) => command)).toEqual(["sh", "sh", "sh", "sh"]);
+    expect(new Set(early.map(({ grandparent }) => grandparent)).size).toBe(1);
+  });
+
   it("prune --dry-run classifies the same fleet at the survey's cost", async () => {
     const counter = installGitCounter(repo.dir.path, repo.env);
     const prune = await runBerth(["worktree", "prune", "--dry-run", "--json"], {

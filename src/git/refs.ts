@@ -1,9 +1,13 @@
 import { parseRefs, REF_FORMAT, type RefEntry } from "./parse.js";
-import { runGit } from "./run.js";
+import { type GitRunner, runGit } from "./run.js";
 
 /** Every ref under the given prefixes, in one process. */
-export async function listRefs(cwd: string, prefixes: readonly string[]): Promise<RefEntry[]> {
-  const { stdout } = await runGit(["for-each-ref", `--format=${REF_FORMAT}`, ...prefixes], { cwd });
+export async function listRefs(
+  cwd: string,
+  prefixes: readonly string[],
+  run: GitRunner = runGit,
+): Promise<RefEntry[]> {
+  const { stdout } = await run(["for-each-ref", `--format=${REF_FORMAT}`, ...prefixes], { cwd });
   return parseRefs(stdout);
 }
 

@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { GitError, UserError } from "../errors.js";
 import { shellCommand } from "../text.js";
-import { runGit } from "./run.js";
+import { type GitRunner, runGit } from "./run.js";
 
 /** Where a repository keeps things, as seen from one folder inside it. */
 export interface RepoLocation {
@@ -30,14 +30,14 @@ const DISCOVERY_ARGS = [
  * One rev-parse answers every discovery question; a second only in a bare
  * repository's folder (which has no toplevel) or to explain a refusal.
  */
-export async function discoverRepo(cwdIn: string): Promise<RepoLocation> {
+export async function discoverRepo(cwdIn: string, run: GitRunner = runGit): Promise<RepoLocation> {
   // Synchronous (one realpath(3), microseconds): a promise would start rev-parse a
   // thread-pool round trip later, and status's statuses wait on its answer.
   const cwd = realPathOr(cwdIn);
   refuseNewlinePath(cwd);
   let output: string;
   try {
-    output = (await runGit([...DISCOVERY_ARGS, "--show-toplevel"], { cwd })).stdout;
+    output = (await run([...DISCOVERY_ARGS, "--show-toplevel"], { cwd })).stdout;
   } catch (error) {
     return discoverOutsideCheckout(cwd, error);
   }
@@ -102,6 +102,12 @@ function newlinePathRefusal(path: string | null): UserError {
  */
 async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<RepoLocation> {
   if (!(error instanceof GitError)) throw error;
+  if (gitMissing(error)) {
+    throw new UserError(
+      "precondition_failed",
+      "berth runs git, and there is no git on PATH; install git (or add its folder to PATH) and run berth again.",
+    );
+  }
   if (/not a git repository/i.test(error.stderr)) {
     throw new UserError(
       "not_a_repository",
@@ -116,6 +122,15 @@ async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<Rep
     `${cwd} is not inside a checkout of a git repository; cd into one of its working trees.`,
     { next: shellCommand(["git", "-C", cwd, "worktree", "list"]) },
   );
+}
+
+/**
+ * git could not be started at all: Node reports ENOENT, and a shell (a group
+ * of calls, run-group.ts) exits 127, the code POSIX gives a missing command.
+ */
+function gitMissing(error: GitError): boolean {
+  if (error.exitCode === 127) return true;
+  return error.exitCode === null && /\bENOENT\b/.test(error.stderr);
 }
 
 /** Whether the repository has any commit at all. */

@@ -69,6 +69,9 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Gi
   });
 }
 
+/** runGit's signature: what a reader takes to run its git call through a group (run-group.ts). */
+export type GitRunner = typeof runGit;
+
 /** stdout of a successful call, without its trailing newline. */
 export async function gitOutput(args: readonly string[], options: GitOptions): Promise<string> {
   const { stdout } = await runGit(args, options);

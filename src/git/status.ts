@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { lazyCrypto } from "../lazy-crypto.js";
 import { parseStatusPorcelainV2, type StatusSummary } from "./parse.js";
-import { gitEnv, runGit } from "./run.js";
+import { type GitRunner, gitEnv, runGit } from "./run.js";
 
 const STATUS_ARGS = [
   "status",
@@ -19,8 +19,11 @@ const STATUS_ARGS = [
  * GIT_OPTIONAL_LOCKS=0 git neither takes the index lock nor refreshes the
  * index on disk.
  */
-export async function readWorktreeStatus(path: string): Promise<StatusSummary> {
-  const { stdout } = await runGit(STATUS_ARGS, { cwd: path });
+export async function readWorktreeStatus(
+  path: string,
+  run: GitRunner = runGit,
+): Promise<StatusSummary> {
+  const { stdout } = await run(STATUS_ARGS, { cwd: path });
   return parseStatusPorcelainV2(stdout);
 }
 

@@ -1,10 +1,13 @@
 import { existsSync } from "node:fs";
 import { parseWorktreeList, type WorktreeEntry } from "./parse.js";
-import { runGit } from "./run.js";
+import { type GitRunner, runGit } from "./run.js";
 import { readWorktreeStatus } from "./status.js";
 
-export async function listWorktrees(cwd: string): Promise<WorktreeEntry[]> {
-  const { stdout } = await runGit(["worktree", "list", "--porcelain", "-z"], { cwd });
+export async function listWorktrees(
+  cwd: string,
+  run: GitRunner = runGit,
+): Promise<WorktreeEntry[]> {
+  const { stdout } = await run(["worktree", "list", "--porcelain", "-z"], { cwd });
   return parseWorktreeList(stdout);
 }
 

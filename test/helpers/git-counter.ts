@@ -10,6 +10,11 @@ export interface GitCounter {
   env: NodeJS.ProcessEnv;
   /** Arguments of every git process since the last reset. */
   calls(): string[][];
+  /**
+   * Each of those calls with the process that started it: its name and the
+   * pid of its own parent (Linux: from /proc), in the shim's order.
+   */
+  parents(): { command: string; grandparent: string; args: string[] }[];
   reset(): void;
 }
 
@@ -17,11 +22,27 @@ export function installGitCounter(dir: string, env: NodeJS.ProcessEnv): GitCount
   const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
   const bin = join(dir, "counting-bin");
   const log = join(dir, "git-calls.log");
+  const parentLog = join(dir, "git-parents.log");
   mkdirSync(bin, { recursive: true });
-  writeFileSync(log, "");
+  const reset = () => {
+    writeFileSync(log, "");
+    writeFileSync(parentLog, "");
+  };
+  reset();
+  // Builtins only (`read`, a function): the shim spawns no process of its own.
   writeFileSync(
     join(bin, "git"),
-    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realGit}' "$@"\n`,
+    [
+      "#!/bin/sh",
+      `printf '%s\\n' "$*" >> '${log}'`,
+      "parent=?; read -r parent 2>/dev/null < /proc/$PPID/comm",
+      // Field 4 of stat is the parent's own parent (a name in parentheses has no space here).
+      "stat=; read -r stat 2>/dev/null < /proc/$PPID/stat",
+      "fourth() { grandparent=$4; }; fourth $stat",
+      `printf '%s %s %s\\n' "$parent" "$grandparent" "$*" >> '${parentLog}'`,
+      `exec '${realGit}' "$@"`,
+      "",
+    ].join("\n"),
   );
   chmodSync(join(bin, "git"), 0o755);
   return {
@@ -31,6 +52,14 @@ export function installGitCounter(dir: string, env: NodeJS.ProcessEnv): GitCount
         .split("\n")
         .filter((line) => line !== "")
         .map((line) => line.split(" ")),
-    reset: () => writeFileSync(log, ""),
+    parents: () =>
+      readFileSync(parentLog, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => {
+          const [command = "", grandparent = "", ...args] = line.split(" ");
+          return { command, grandparent, args };
+        }),
+    reset,
   };
 }

@@ -1,5 +1,6 @@
 import type { RefEntry, WorktreeEntry } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
+import type { GitRunner } from "../../git/run.js";
 import { listWorktrees } from "../../git/worktrees.js";
 import { TRUNK_REF_PREFIXES } from "../repo/trunk.js";
 
@@ -13,8 +14,8 @@ export type FleetLists = [WorktreeEntry[], RefEntry[]];
  * where the survey awaits them, after discovery's own refusal (e.g. "not a
  * repository") has had its turn.
  */
-export function startFleetLists(cwd: string): Promise<FleetLists> {
-  const lists = Promise.all([listWorktrees(cwd), listRefs(cwd, TRUNK_REF_PREFIXES)]);
+export function startFleetLists(cwd: string, run?: GitRunner): Promise<FleetLists> {
+  const lists = Promise.all([listWorktrees(cwd, run), listRefs(cwd, TRUNK_REF_PREFIXES, run)]);
   void lists.catch(() => undefined);
   return lists;
 }

@@ -1,5 +1,6 @@
 import type { StatusSummary } from "../../git/parse.js";
 import { discoverRepo, type RepoLocation } from "../../git/repo.js";
+import { gitGroup } from "../../git/run-group.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { type FleetLists, startFleetLists } from "./fleet-lists.js";
 
@@ -7,8 +8,9 @@ import { type FleetLists, startFleetLists } from "./fleet-lists.js";
  * The git processes every `berth status` starts before it knows anything:
  * the status of the checkout it runs in, discovery's rev-parse, the worktree
  * list and the branches. None needs another's answer, so they run side by
- * side; and a plain status (cli-status.ts) starts them before anything else,
- * so they run while the verb is set up (docs/performance.md, start-up).
+ * side, forked by one `sh` (git/run-group.ts); and a plain status
+ * (cli-status.ts) starts them before anything else, so they run while the
+ * verb is set up (docs/performance.md, start-up).
  * Each is still read fresh by this run: started a few milliseconds sooner,
  * never kept for another (decision 0014).
  */
@@ -23,15 +25,17 @@ let started: StatusReads | null = null;
 
 /** Starts the reads for `cwd` (cli-status.ts); the status verb takes them. */
 export function startStatusReads(cwd: string): StatusReads {
-  const location = discoverRepo(cwd);
+  const group = gitGroup(cwd);
+  const location = discoverRepo(cwd, group.run);
   // Awaited by the verb; handled now so that a refusal is not unhandled meanwhile.
   void location.catch(() => undefined);
   started = {
     cwd,
-    currentStatus: readWorktreeStatus(cwd).catch(() => null),
+    currentStatus: readWorktreeStatus(cwd, group.run).catch(() => null),
     location,
-    lists: startFleetLists(cwd),
+    lists: startFleetLists(cwd, group.run),
   };
+  group.start();
   return started;
 }
 
