@@ -12,7 +12,8 @@ import { type GitOptions, type GitResult, type GitRunner, gitEnv, runGit } from 
  *
  * Readers call `run` as they would runGit; `start` then runs what they asked
  * for side by side, each git with its own stdout and stderr pipe, so each
- * call settles when its own git ends, exactly as runGit would settle it.
+ * call settles when its own git ends, as runGit would settle it (save that
+ * a git killed by a signal reads as exit 128+n, as in any shell).
  * A call that needs more than a plain run (stdin, extra environment, its
  * locks, another folder), a call made after `start`, and any beyond the
  * four `sh` has descriptors for, runs by runGit itself.
@@ -116,8 +117,9 @@ function readAll(stream: Readable): Promise<Buffer> {
 
 function settle(call: Pending, out: Buffer, err: Buffer): void {
   const marker = err.lastIndexOf(0);
-  const code = marker === -1 ? Number.NaN : Number(err.subarray(marker + 1).toString("latin1"));
-  const exitCode = Number.isInteger(code) ? code : null;
+  const code = marker === -1 ? "" : err.subarray(marker + 1).toString("latin1");
+  // No code means the subshell died before it could print one.
+  const exitCode = /^\d+$/.test(code) ? Number(code) : null;
   const stdout = out.toString("utf8");
   const stderr = (marker === -1 ? err : err.subarray(0, marker)).toString("utf8");
   if (exitCode === 0 || (exitCode !== null && call.okCodes?.includes(exitCode))) {
