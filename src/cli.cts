@@ -12,8 +12,8 @@
  * without loading the parser; it starts its git processes first, so that they
  * run while the verb is set up. Everything else is parsed by cli-run.ts
  * (bundled: cli-status is in the core file, cli-run a chunk of its own). The
- * core is loaded by load-core.cts, from V8's code cache after the first run
- * (decision 0061).
+ * core is loaded by load-core.cts, from V8's code cache once a plain status
+ * has written one (decision 0061).
  */
 const { VERSION } = require("./version.js") as typeof import("./version.js");
 
@@ -31,11 +31,14 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   const { loadCore } = require("./load-core.cjs") as typeof import("./load-core.cjs");
   const core = join(__dirname, "chunks", "core.cjs");
   const digest = typeof BERTH_CORE_DIGEST === "string" ? BERTH_CORE_DIGEST : null;
-  const { plainStatusOptions, runPlainStatus } = loadCore(
-    core,
-    digest,
-  ) as typeof import("./cli-status.js");
+  const loaded = loadCore(core, digest);
+  const { plainStatusOptions, runPlainStatus } = loaded.exports as typeof import("./cli-status.js");
   const status = plainStatusOptions(args);
-  if (status !== null) void runPlainStatus(status);
-  else void import("./cli-run.js").then(({ main }) => main(process.argv));
+  if (status !== null) {
+    // The cache is made by the run it is for (load-core.cts).
+    loaded.keepCache();
+    void runPlainStatus(status);
+  } else {
+    void import("./cli-run.js").then(({ main }) => main(process.argv));
+  }
 }

@@ -19,14 +19,20 @@ const { basename, dirname, join } = path;
  * version, so a cache is only ever offered for the very bytes it came from;
  * V8 checks its own version and flags besides, and rejects a damaged file.
  * A missing, rejected or unwritable cache costs only the compilation: the run
- * goes on as without one. It is written at exit, once, after the run has
- * compiled what it calls.
+ * goes on as without one.
+ *
+ * A cache holds the functions compiled by the run that wrote it, so only the
+ * run it is for writes it: the caller calls `keepCache` on a plain status
+ * (the start-up budget's run), once the core has said that it is one. A cache
+ * written by `--help` held a third of status's functions and cost each later
+ * status ~11 ms (docs/performance.md, start-up). It is written at exit, once,
+ * after the run has compiled what it calls; other verbs only read it.
  */
-function loadCore(coreFile: string, digest: string | null): unknown {
+function loadCore(coreFile: string, digest: string | null): LoadedCore {
   // require's own Module class, taken from a module: `node:module` would load Node's ES module
   // loader with it (decision 0060: a plain status never does).
   const Module = require.main?.constructor as typeof import("node:module") | undefined;
-  if (Module === undefined || digest === null) return require(coreFile);
+  if (Module === undefined || digest === null) return { exports: require(coreFile), keepCache };
   const source = readFileSync(coreFile, "utf8");
   const cacheFile = cacheFileFor(coreFile, digest);
   const cachedData = cacheFile === null ? undefined : readIfPresent(cacheFile);
@@ -53,10 +59,23 @@ function loadCore(coreFile: string, digest: string | null): unknown {
     throw error;
   }
   module.loaded = true;
-  if (cacheFile !== null && (cachedData === undefined || script.cachedDataRejected === true)) {
-    process.once("exit", () => writeCache(cacheFile, script));
-  }
-  return module.exports;
+  const stale = cachedData === undefined || script.cachedDataRejected === true;
+  return {
+    exports: module.exports,
+    keepCache: () => {
+      if (cacheFile !== null && stale) process.once("exit", () => writeCache(cacheFile, script));
+    },
+  };
+}
+
+interface LoadedCore {
+  exports: unknown;
+  /** Writes this run's compilation as the cache at exit, unless the cache it read was taken. */
+  keepCache: () => void;
+}
+
+function keepCache(): void {
+  // Loaded without a cache (no digest): nothing to keep.
 }
 
 const CACHE_PREFIX = "core-";

@@ -36,6 +36,20 @@ describe("the core's code cache", () => {
     expect(caches(folder)).toEqual([name]);
   });
 
+  it("is written only by a plain status, the run it is for; other verbs only read it", async () => {
+    repo = makeRepo();
+    // A cache holds what its writer compiled: one from --help cost each status ~11 ms.
+    for (const args of [["--help"], ["gate", "--json"], ["status", "--local", "--remote"]]) {
+      await run(repo, args);
+      expect(readdirSync(repo.dir.home), args.join(" ")).not.toContain(".cache");
+    }
+    await run(repo, ["ls"]);
+    const [name] = caches(cacheFolder(repo));
+    const written = statSync(join(cacheFolder(repo), name as string));
+    await run(repo, ["--help"]);
+    expect(statSync(join(cacheFolder(repo), name as string)).mtimeMs).toBe(written.mtimeMs);
+  });
+
   it("leaves verbs that load chunks working from a cached core: its lazy imports still load", async () => {
     repo = makeRepo();
     await run(repo, ["status"]);
