@@ -172,6 +172,13 @@ describe("architecture guards", () => {
     expect(mutable).toEqual([]);
   });
 
+  it("names sort by naturalCompare (text.ts), never by the user's locale", () => {
+    // localeCompare orders by the locale Node finds in the environment, and its
+    // first call loads ICU's collator: ~18 ms of a 200-berth status (decision 0062).
+    const localeSorts = FILES.filter((f) => /\blocaleCompare\(|\bIntl\.Collator\b/.test(f.text));
+    expect(localeSorts.map((f) => f.name)).toEqual([]);
+  });
+
   it("no source file grows past ~400 lines", () => {
     const long = FILES.map((f) => ({ name: f.name, lines: f.text.split("\n").length })).filter(
       (f) => f.lines > 420,

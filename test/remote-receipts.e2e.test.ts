@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { naturalCompare } from "../src/text.js";
 import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
 import { runBerth } from "./helpers/repo.js";
 
@@ -65,7 +66,7 @@ describe("receipts published as notes", () => {
       [
         { branch: x.branch, tip: x.tip, green: true },
         { branch: y.branch, tip: y.tip, green: false },
-      ].sort((p, q) => p.branch.localeCompare(q.branch)),
+      ].sort((p, q) => naturalCompare(p.branch, q.branch)),
     );
     // Clone one holds both checkouts: nothing to add there.
     const own = await m.berth(["status", "--remote", "--json"]);

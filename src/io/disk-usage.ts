@@ -1,5 +1,6 @@
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { naturalCompare } from "../text.js";
 
 export interface DiskUsage {
   files: number;
@@ -52,7 +53,7 @@ export function addDiskUsage(parts: readonly { root: string; usage: DiskUsage }[
 
 function largestOf(paths: PathUsage[]): PathUsage[] {
   return paths
-    .sort((a, b) => b.bytes - a.bytes || a.path.localeCompare(b.path))
+    .sort((a, b) => b.bytes - a.bytes || naturalCompare(a.path, b.path))
     .slice(0, LARGEST_NAMED);
 }
 

@@ -1,6 +1,7 @@
 import { readdir, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
+import { naturalCompare } from "../text.js";
 import { createFileAtomic, readJsonFile } from "./atomic.js";
 import { sharedStateDir } from "./paths.js";
 
@@ -143,7 +144,7 @@ export async function readLedger(commonDir: string, adminKey: string): Promise<L
       problems.push({ admin_key: adminKey, file, reason });
     }
   }
-  entries.sort((a, b) => a.order - b.order || a.created_at.localeCompare(b.created_at));
+  entries.sort((a, b) => a.order - b.order || naturalCompare(a.created_at, b.created_at));
   return { entries, problems };
 }
 

@@ -1,3 +1,4 @@
+import { naturalCompare } from "../../text.js";
 import { isIdle, type WorktreeActivity } from "./activity.js";
 import type { FleetSurvey, WorktreeFacts } from "./survey.js";
 
@@ -48,31 +49,6 @@ export interface FleetContainment {
   /** Keyed by worktree path. */
   worktrees: Map<string, WorktreeContainment>;
   refs: KeptRef[];
-}
-
-/**
- * Readies what the classification needs beyond the survey, for a caller to
- * run while the survey's statuses are still being read: the kept refs are
- * sorted with localeCompare, whose first call loads ICU's collator (tens of
- * milliseconds on a slow machine). Only when there are two branches to
- * compare (no live checkout holds them): otherwise no sort ever calls it
- * (here or in status's list of refs), and a small repository's status would
- * pay for nothing.
- */
-export function prepareContainment(pending: {
-  branches: ReadonlyMap<string, string>;
-  worktrees: readonly { entry: { branch: string | null; prunable: boolean } }[];
-}): void {
-  const held = new Set(
-    pending.worktrees.flatMap((w) => (w.entry.prunable ? [] : [w.entry.branch])),
-  );
-  let free = 0;
-  for (const branch of pending.branches.keys()) {
-    if (!held.has(branch) && ++free === 2) {
-      "a".localeCompare("b");
-      return;
-    }
-  }
 }
 
 export function classifyContainment(input: ContainmentInput): FleetContainment {
@@ -163,7 +139,7 @@ function classifyKeptRefs(survey: FleetSurvey, finder: ContainerFinder): KeptRef
       abandoned: live === null,
     });
   }
-  return refs.sort((a, b) => a.branch.localeCompare(b.branch));
+  return refs.sort((a, b) => naturalCompare(a.branch, b.branch));
 }
 
 /**

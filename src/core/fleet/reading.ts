@@ -2,7 +2,7 @@ import { type ChangedCommit, readChangedCommits } from "../../git/changed-files.
 import { gateDefinitionOf } from "../landing/gate-definition.js";
 import type { Repository } from "../repo/repository.js";
 import { type FleetActivity, readFleetActivity } from "./activity.js";
-import { classifyContainment, type FleetContainment, prepareContainment } from "./containment.js";
+import { classifyContainment, type FleetContainment } from "./containment.js";
 import { findOverlaps, type Overlap, type OverlapCandidate } from "./overlaps.js";
 import { prepareReceiptViews, type ReceiptView } from "./receipt-state.js";
 import {
@@ -110,7 +110,6 @@ export async function readFleet(
   const now = options.now();
   const wanted = options.inScope;
   const scoped = wanted === undefined ? pending.worktrees : pending.worktrees.filter(wanted);
-  prepareContainment(pending);
   const trunkTip = pending.trunk.tip;
   const changes: Promise<ChangedCommit[] | null> =
     options.overlaps !== true || trunkTip === null

@@ -1,5 +1,6 @@
 import { listRefs } from "../../git/refs.js";
 import { fetchRefspecs, lsRemote } from "../../git/remote.js";
+import { naturalCompare } from "../../text.js";
 import { gateDefinitionOf } from "../landing/gate-definition.js";
 import {
   noteHonors,
@@ -62,5 +63,5 @@ export async function readRemoteBerths(
   );
   return rows
     .map((r, i) => ({ branch: r.branch, tip: r.tip, green: answers[i] === true }))
-    .sort((a, b) => a.branch.localeCompare(b.branch));
+    .sort((a, b) => naturalCompare(a.branch, b.branch));
 }

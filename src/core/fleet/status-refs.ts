@@ -1,4 +1,5 @@
 import type { BriefRecord } from "../../io/briefs.js";
+import { naturalCompare } from "../../text.js";
 import type { KeptRef } from "./containment.js";
 import type { FleetSurvey } from "./survey.js";
 
@@ -62,5 +63,5 @@ export function statusRefs(
       title: record.title,
     });
   }
-  return refs.sort((a, b) => a.branch.localeCompare(b.branch));
+  return refs.sort((a, b) => naturalCompare(a.branch, b.branch));
 }

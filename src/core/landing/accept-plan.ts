@@ -5,7 +5,7 @@ import { listCommitsNotIn } from "../../git/commits.js";
 import { branchesMadeByBerth } from "../../io/branch-records.js";
 import { type LandingRecord, readLandingRecords } from "../../io/unfinished-landing.js";
 import type { PlanStep } from "../../result.js";
-import { commandSequence, shellCommand, shortOid } from "../../text.js";
+import { commandSequence, naturalCompare, shellCommand, shortOid } from "../../text.js";
 import { readReceiptView } from "../fleet/receipt-state.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import {
@@ -402,7 +402,7 @@ function landingStages(
     const holder = survey.worktrees.find((w) => w.entry.branch === other && !w.entry.prunable);
     stages.push({ branch: other, tip, path: holder?.entry.path ?? null });
   }
-  return stages.sort((a, b) => a.branch.localeCompare(b.branch));
+  return stages.sort((a, b) => naturalCompare(a.branch, b.branch));
 }
 
 function unreadableHint(problem: string): string {

@@ -3,7 +3,7 @@ import { branchesMadeByBerth } from "../../io/branch-records.js";
 import { addDiskUsage, type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
 import { type LedgerEntry, readWholeLedger } from "../../io/ledger.js";
 import type { PlanStep } from "../../result.js";
-import { shortOid } from "../../text.js";
+import { naturalCompare, shortOid } from "../../text.js";
 import type { WorktreeActivity } from "../fleet/activity.js";
 import type { ContainmentEvidence } from "../fleet/containment.js";
 import { readFleet } from "../fleet/reading.js";
@@ -260,7 +260,8 @@ function landedBranches(
     if (verdict.delete) deletable.push({ kind: "branch", branch, tip, integrated });
     else if (verdict.because === "not_made_by_berth") unrecorded.push({ branch, tip });
   }
-  const byName = (a: { branch: string }, b: { branch: string }) => a.branch.localeCompare(b.branch);
+  const byName = (a: { branch: string }, b: { branch: string }) =>
+    naturalCompare(a.branch, b.branch);
   return { deletable: deletable.sort(byName), unrecorded: unrecorded.sort(byName) };
 }
 
