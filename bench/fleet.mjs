@@ -9,10 +9,21 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+/**
+ * Settings of Node's own start-up, which every Node program pays before its
+ * first line and which have nothing to do with berth: NODE_EXTRA_CA_CERTS
+ * makes Node read and parse a certificate bundle at start-up (~100 ms on a
+ * host that sets it; berth opens no TLS connection), NODE_OPTIONS adds flags.
+ * The benchmark runs without them, as it runs without the user's git config;
+ * the machine section measures `node -e 0` both ways (docs/performance.md).
+ */
+export const NODE_START_SETTINGS = ["NODE_OPTIONS", "NODE_EXTRA_CA_CERTS"];
+
 export function benchEnv(home) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith("GIT_") && !k.startsWith("BERTH_")) env[k] = v;
+    if (k.startsWith("GIT_") || k.startsWith("BERTH_") || NODE_START_SETTINGS.includes(k)) continue;
+    env[k] = v;
   }
   return {
     ...env,

@@ -17,7 +17,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildFleet } from "./fleet.mjs";
+import { benchEnv, buildFleet, NODE_START_SETTINGS } from "./fleet.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BERTH = join(here, "..", "dist", "cli.cjs");
@@ -298,12 +298,28 @@ if (wanted("machine")) {
     runs,
   );
   const [spawnOne, spawnSplit, computeOne, computeSplit] = rows.map((r) => r.median_ms);
+  // What this environment's settings of Node's start-up cost every Node process
+  // (fleet.mjs: the benchmark runs without them).
+  const settings = NODE_START_SETTINGS.filter((name) => process.env[name] !== undefined);
+  const nodeStart = race(
+    [
+      { label: "node -e 0, the environment as given", cmd: NODE, argv: ["-e", "0"] },
+      {
+        label: "node -e 0, as the benchmark runs it",
+        cmd: NODE,
+        argv: ["-e", "0"],
+        options: { env: benchEnv(process.env.HOME ?? "") },
+      },
+    ],
+    runs * 4,
+  );
   results.scaling = {
     rows,
     ratios: {
       spawn_split_vs_one_lane: ratio(spawnSplit, spawnOne),
       compute_split_vs_one: ratio(computeSplit, computeOne),
     },
+    node_start: { rows: nodeStart, settings_dropped: settings },
   };
 }
 
@@ -587,6 +603,11 @@ function print(r) {
     const q = r.scaling.ratios;
     console.log(
       `  starting processes: ${q.spawn_split_vs_one_lane}x one lane; computation: ${q.compute_split_vs_one}x one process`,
+    );
+    for (const row of r.scaling.node_start.rows) line(row);
+    const dropped = r.scaling.node_start.settings_dropped;
+    console.log(
+      `  Node start-up settings left out of every run: ${dropped.length === 0 ? "none were set" : dropped.join(", ")}`,
     );
   }
   for (const [key, s] of Object.entries(r.fleets)) {
