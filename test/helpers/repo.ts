@@ -26,7 +26,9 @@ export function isolatedEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     // XDG_CACHE_HOME too: berth's code cache (load-core.cts) then lives in the temporary HOME.
-    if (!/^(GIT_|BERTH_|XDG_CACHE_HOME$)/.test(key)) env[key] = value;
+    // NODE_EXTRA_CA_CERTS makes every Node process parse a certificate bundle at start-up
+    // (~100 ms where a host sets it); the processes a test starts open no TLS connection.
+    if (!/^(GIT_|BERTH_|XDG_CACHE_HOME$|NODE_EXTRA_CA_CERTS$)/.test(key)) env[key] = value;
   }
   return {
     ...env,
