@@ -32,7 +32,9 @@ function loadCore(coreFile: string, digest: string | null): LoadedCore {
   // require's own Module class, taken from a module: `node:module` would load Node's ES module
   // loader with it (decision 0060: a plain status never does).
   const Module = require.main?.constructor as typeof import("node:module") | undefined;
-  if (Module === undefined || digest === null) return { exports: require(coreFile), keepCache };
+  if (Module === undefined || digest === null) {
+    return { exports: require(coreFile), keepCache: nothingToKeep };
+  }
   const source = readFileSync(coreFile, "utf8");
   const cacheFile = cacheFileFor(coreFile, digest);
   const cachedData = cacheFile === null ? undefined : readIfPresent(cacheFile);
@@ -74,8 +76,9 @@ interface LoadedCore {
   keepCache: () => void;
 }
 
-function keepCache(): void {
-  // Loaded without a cache (no digest): nothing to keep.
+/** Loaded without a cache (no digest, or no module class to build one with). */
+function nothingToKeep(): void {
+  // Nothing was compiled through vm.Script, so there is no cache to write.
 }
 
 const CACHE_PREFIX = "core-";
