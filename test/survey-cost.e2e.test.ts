@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentJournal } from "../src/context.js";
@@ -8,6 +8,7 @@ import { readAncestry } from "../src/core/fleet/commit-graph.js";
 import { classifyContainment } from "../src/core/fleet/containment.js";
 import { isLanded, surveyFleet, type WorktreeFacts } from "../src/core/fleet/survey.js";
 import { openRepository } from "../src/core/repo/repository.js";
+import { shellQuote } from "../src/text.js";
 import { installGitCounter } from "./helpers/git-counter.js";
 import { BERTH_BIN, makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 import { assertJsonOutput } from "./helpers/schemas.js";
@@ -87,6 +88,36 @@ describe("survey cost (spec section 10)", () => {
     // Each git's parent is a subshell, and the four subshells belong to one sh.
     expect(early.map(({ command }) => command)).toEqual(["sh", "sh", "sh", "sh"]);
     expect(new Set(early.map(({ grandparent }) => grandparent)).size).toBe(1);
+  });
+
+  it("runs the integrated rule's git processes while the statuses run, not after the last", async () => {
+    // A git whose status of one berth takes a second, and says when it is done.
+    const bin = join(repo.dir.path, "slow-status-bin");
+    const log = join(repo.dir.path, "slow-status.log");
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(log, "");
+    const slow = shellQuote(`-C ${paths[19]} status`);
+    writeFileSync(
+      join(bin, "git"),
+      [
+        "#!/bin/sh",
+        `printf '%s\\n' "$1 $2 $3 $4" >> '${log}'`,
+        `case "$1 $2 $3" in ${slow}) sleep 1; printf 'slow status done\\n' >> '${log}';; esac`,
+        `exec '${realGit}' "$@"`,
+        "",
+      ].join("\n"),
+    );
+    chmodSync(join(bin, "git"), 0o755);
+    const env = { ...repo.env, PATH: `${bin}:${repo.env.PATH ?? ""}` };
+    const run = await runBerth(["status", "--json"], { cwd: repo.path, env });
+    expect(run.code).toBe(0);
+    const lines = readFileSync(log, "utf8").split("\n");
+    const done = lines.indexOf("slow status done");
+    const diffTree = lines.findIndex((line) => line.startsWith("diff-tree "));
+    expect(done).toBeGreaterThan(-1);
+    expect(diffTree).toBeGreaterThan(-1);
+    expect(diffTree).toBeLessThan(done);
   });
 
   it("prune --dry-run classifies the same fleet at the survey's cost", async () => {

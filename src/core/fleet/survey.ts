@@ -223,6 +223,22 @@ export async function beginSurvey(
     }),
   }));
   void fromGraph.catch(() => undefined);
+  // The integrated rule needs the graph and the refs, not the statuses: its git
+  // processes (diff-tree, cat-file) run while the statuses do, not after the last.
+  const integratedRead = fromGraph.then(async ({ ancestry }) => {
+    const integration = integrationTrunk(refs, trunk.name, remote, ancestry);
+    const integrated = await readIntegrated(
+      repo,
+      refs,
+      trunk,
+      integration,
+      partial,
+      ancestry,
+      lanes,
+    );
+    return { integration, integrated };
+  });
+  void integratedRead.catch(() => undefined);
 
   const complete = async (): Promise<FleetSurvey> => {
     const toRead = partial.filter((p) => p.read).map((p) => p.entry.path);
@@ -238,16 +254,7 @@ export async function beginSurvey(
     const { ancestry, rows } = await fromGraph.catch((error: unknown) => {
       throw unwalkableHistory(error);
     });
-    const integration = integrationTrunk(refs, trunk.name, remote, ancestry);
-    const integrated = await readIntegrated(
-      repo,
-      refs,
-      trunk,
-      integration,
-      partial,
-      ancestry,
-      lanes,
-    );
+    const { integration, integrated } = await integratedRead;
     const worktrees = partial.map(({ read, ...facts }, i): WorktreeFacts => {
       const status = read ? (statusByPath.get(facts.entry.path) ?? null) : null;
       const readable = read ? status !== null : null;
