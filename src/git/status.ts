@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { Duplex, Readable } from "node:stream";
 import { lazyCrypto } from "../lazy-crypto.js";
 import { parseStatusPorcelainV2, type StatusSummary } from "./parse.js";
 import { type GitRunner, gitEnv, runGit } from "./run.js";
@@ -52,73 +53,135 @@ export async function readWorktreeStatuses(
     );
     return results;
   }
-  const laneCount = Math.max(1, Math.min(lanes, paths.length));
-  const byLane = Array.from({ length: laneCount }, () => [] as number[]);
-  for (let i = 0; i < paths.length; i++) byLane[i % laneCount]?.push(i);
-  await Promise.all(
-    byLane.map((indexes) =>
-      runStatusLane(
-        indexes.map((i) => paths[i] as string),
-        (k, output) => {
-          const pathIndex = indexes[k] as number;
-          results[pathIndex] = output === null ? null : parseStatusPorcelainV2(output);
-          onStatus?.(pathIndex, results[pathIndex] ?? null);
-        },
-      ),
-    ),
+  // The lanes take the paths one at a time as they finish the last, so a lane the
+  // scheduler gives less CPU takes fewer: no lane is left running alone at the end.
+  let next = 0;
+  const queue: LaneQueue = {
+    take: () => (next < paths.length ? next++ : null),
+    settle: (index, output) => {
+      results[index] = output === null ? null : parseStatusPorcelainV2(output);
+      onStatus?.(index, results[index] ?? null);
+    },
+  };
+  const laneCount = Math.min(lanes, paths.length);
+  const shells = Array.from({ length: Math.ceil(laneCount / LANES_PER_SHELL) }, (_, s) =>
+    Math.min(LANES_PER_SHELL, laneCount - s * LANES_PER_SHELL),
   );
+  await Promise.all(shells.map((count) => runStatusLanes(paths, count, queue)));
   return results;
 }
 
-const LANE_SCRIPT = `nonce=$1; shift
-for wt do
-  git -C "$wt" ${STATUS_ARGS.join(" ")} 2>/dev/null
-  printf '\\000%s %s\\000' "$nonce" "$?"
-done`;
+/** The paths not yet taken, shared by every lane, and where each result goes. */
+interface LaneQueue {
+  /** The next path's index, or null when every path is taken. */
+  take(): number | null;
+  /** A path's output (null where git failed). */
+  settle(index: number, output: string | null): void;
+}
+
+// Each lane talks over one descriptor, 3 to 9 (sh names 0-9 only).
+const LANES_PER_SHELL = 7;
+// Paths a lane holds beyond the one it reads: enough that a lane never waits on Node's thread.
+const QUEUED_PER_LANE = 4;
 
 /**
- * Runs one lane; `onOutput` gets each worktree's output (null where git
- * failed) as soon as its marker has arrived, so a caller can show it at once.
+ * The lanes' script: its arguments are the nonce, then the paths. Lane k
+ * reads path numbers from descriptor 3 + k (a socket Node writes them to as
+ * the lane's results arrive) and writes each status, framed by the marker,
+ * back to it; it ends when Node ends its input. Each lane closes the other
+ * lanes' descriptors, so each socket ends with its own lane.
  */
-function runStatusLane(
-  paths: readonly string[],
-  onOutput: (k: number, output: string | null) => void,
-): Promise<void> {
+function lanesScript(lanes: number): string {
+  const all = Array.from({ length: lanes }, (_, k) => k + 3);
+  const lines = all.map((fd) => {
+    const others = all.filter((other) => other !== fd).map((other) => `${other}>&-`);
+    const loop = `while read -r i; do eval "wt=\\\${$i}"; git -C "$wt" ${STATUS_ARGS.join(" ")} 2>/dev/null; printf '\\000%s %s\\000' "$nonce" "$?"; done`;
+    return `( exec <&${fd} >&${fd} ${others.join(" ")}; ${loop} ) &`;
+  });
+  return [
+    "nonce=$1; shift",
+    ...lines,
+    `exec ${all.map((fd) => `${fd}>&-`).join(" ")}`,
+    "wait",
+  ].join("\n");
+}
+
+/** Runs `lanes` lanes under one `sh`, feeding each from the queue as its results arrive. */
+function runStatusLanes(paths: readonly string[], lanes: number, queue: LaneQueue): Promise<void> {
   const nonce = `berth-${lazyCrypto().randomBytes(16).toString("hex")}`;
   return new Promise((resolve, reject) => {
-    const child = spawn("sh", ["-c", LANE_SCRIPT, "sh", nonce, ...paths], {
+    const child = spawn("sh", ["-c", lanesScript(lanes), "sh", nonce, ...paths], {
       env: gitEnv(),
-      stdio: ["ignore", "pipe", "ignore"],
+      stdio: [
+        "ignore",
+        "ignore",
+        "ignore",
+        ...Array.from({ length: lanes }, () => "pipe" as const),
+      ],
     });
-    const marker = Buffer.from(`\0${nonce} `);
-    // Markers are searched for only where one can be — the new chunk and the
-    // few bytes before it — so a large output is not rescanned per chunk.
-    const keep = marker.length + 8;
-    let parts: Buffer[] = [];
-    let tail = Buffer.alloc(0);
-    let emitted = 0;
-    child.stdout.on("data", (chunk: Buffer) => {
+    child.on("error", reject);
+    const read = Array.from({ length: lanes }, (_, k) => {
+      const socket = child.stdio[k + 3] as Duplex;
+      // Whatever a lane still held when it ended is unread (null), as a failed git is.
+      const held: number[] = [];
+      const feed = () => {
+        const index = queue.take();
+        if (index !== null) {
+          held.push(index);
+          socket.write(`${index + 1}\n`);
+        } else if (held.length === 0) {
+          socket.end();
+        }
+      };
+      // A lane that died before its input ended: its results already say so.
+      socket.on("error", () => undefined);
+      for (let i = 0; i < QUEUED_PER_LANE; i++) feed();
+      return readLane(socket, nonce, (output) => {
+        const index = held.shift();
+        if (index === undefined) return;
+        queue.settle(index, output);
+        feed();
+      }).then(() => {
+        for (const index of held.splice(0)) queue.settle(index, null);
+      });
+    });
+    // Settled once sh has exited too, as each lane's own process was waited for before.
+    const exited = new Promise((settle) => child.once("close", settle));
+    void Promise.all([...read, exited]).then(() => resolve());
+  });
+}
+
+/** Reads one lane's stream, calling `onOutput` per worktree as its marker arrives. */
+function readLane(
+  stream: Readable,
+  nonce: string,
+  onOutput: (output: string | null) => void,
+): Promise<void> {
+  const marker = Buffer.from(`\0${nonce} `);
+  // Markers are searched for only where one can be — the new chunk and the
+  // few bytes before it — so a large output is not rescanned per chunk.
+  const keep = marker.length + 8;
+  let parts: Buffer[] = [];
+  let tail = Buffer.alloc(0);
+  return new Promise((resolve) => {
+    stream.on("data", (chunk: Buffer) => {
       const window = Buffer.concat([tail, chunk]);
       parts.push(chunk);
       tail = window.subarray(Math.max(0, window.length - keep));
       if (window.indexOf(marker) === -1) return;
-      let stream = Buffer.concat(parts);
-      for (let at = stream.indexOf(marker); at !== -1; at = stream.indexOf(marker)) {
-        const end = stream.indexOf(0, at + marker.length);
+      let rest = Buffer.concat(parts);
+      for (let at = rest.indexOf(marker); at !== -1; at = rest.indexOf(marker)) {
+        const end = rest.indexOf(0, at + marker.length);
         if (end === -1) break;
-        const code = stream.subarray(at + marker.length, end).toString("latin1");
-        const body = code === "0" ? stream.subarray(0, at).toString("utf8") : null;
-        if (emitted < paths.length) onOutput(emitted++, body);
-        stream = stream.subarray(end + 1);
+        const code = rest.subarray(at + marker.length, end).toString("latin1");
+        onOutput(code === "0" ? rest.subarray(0, at).toString("utf8") : null);
+        rest = rest.subarray(end + 1);
       }
-      parts = stream.length > 0 ? [stream] : [];
-      tail = stream.subarray(Math.max(0, stream.length - keep));
+      parts = rest.length > 0 ? [rest] : [];
+      tail = rest.subarray(Math.max(0, rest.length - keep));
     });
-    child.on("error", reject);
-    child.on("close", () => {
-      while (emitted < paths.length) onOutput(emitted++, null);
-      resolve();
-    });
+    stream.on("end", () => resolve());
+    stream.on("error", () => resolve());
   });
 }
 

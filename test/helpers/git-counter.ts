@@ -11,10 +11,17 @@ export interface GitCounter {
   /** Arguments of every git process since the last reset. */
   calls(): string[][];
   /**
-   * Each of those calls with the process that started it: its name and the
-   * pid of its own parent (Linux: from /proc), in the shim's order.
+   * Each of those calls with the process that started it: its pid and name,
+   * and the pid and name of its own parent (Linux: from /proc), in the
+   * shim's order.
    */
-  parents(): { command: string; grandparent: string; args: string[] }[];
+  parents(): {
+    parent: string;
+    command: string;
+    grandparent: string;
+    grandparentCommand: string;
+    args: string[];
+  }[];
   reset(): void;
 }
 
@@ -39,7 +46,8 @@ export function installGitCounter(dir: string, env: NodeJS.ProcessEnv): GitCount
       // Field 4 of stat is the parent's own parent (a name in parentheses has no space here).
       "stat=; read -r stat 2>/dev/null < /proc/$PPID/stat",
       "fourth() { grandparent=$4; }; fourth $stat",
-      `printf '%s %s %s\\n' "$parent" "$grandparent" "$*" >> '${parentLog}'`,
+      "elder=?; read -r elder 2>/dev/null < /proc/$grandparent/comm",
+      `printf '%s %s %s %s %s\\n' "$PPID" "$parent" "$grandparent" "$elder" "$*" >> '${parentLog}'`,
       `exec '${realGit}' "$@"`,
       "",
     ].join("\n"),
@@ -57,8 +65,9 @@ export function installGitCounter(dir: string, env: NodeJS.ProcessEnv): GitCount
         .split("\n")
         .filter((line) => line !== "")
         .map((line) => {
-          const [command = "", grandparent = "", ...args] = line.split(" ");
-          return { command, grandparent, args };
+          const [parent = "", command = "", grandparent = "", grandparentCommand = "", ...args] =
+            line.split(" ");
+          return { parent, command, grandparent, grandparentCommand, args };
         }),
     reset,
   };
