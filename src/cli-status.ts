@@ -42,6 +42,6 @@ export function plainStatusOptions(args: readonly string[]): PlainStatusOptions 
 
 /** Starts status's first git processes, runs the verb, prints, and exits. */
 export function runPlainStatus(options: PlainStatusOptions): Promise<never> {
-  startStatusReads(process.cwd());
+  startStatusReads(process.cwd(), options);
   return execute("status", options, (ctx) => statusCommand(ctx, options));
 }

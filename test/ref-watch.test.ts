@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { landedQuestion } from "../src/core/fleet/landed.js";
 import { refFiles, refWatchFolders } from "../src/core/fleet/ref-watch.js";
-import { landedQuestion } from "../src/core/fleet/survey.js";
 
 /** The one ref-watching module and the landed rule's fact steps, on plain values. */
 

@@ -1,12 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentJournal } from "../src/context.js";
 import { readFleetActivity, type WorktreeActivity } from "../src/core/fleet/activity.js";
 import { readAncestry } from "../src/core/fleet/commit-graph.js";
 import { classifyContainment } from "../src/core/fleet/containment.js";
-import { isLanded, surveyFleet, type WorktreeFacts } from "../src/core/fleet/survey.js";
+import { isLanded } from "../src/core/fleet/landed.js";
+import { surveyFleet, type WorktreeFacts } from "../src/core/fleet/survey.js";
 import { openRepository } from "../src/core/repo/repository.js";
 import { shellQuote } from "../src/text.js";
 import { installGitCounter } from "./helpers/git-counter.js";
@@ -90,34 +91,92 @@ describe("survey cost (spec section 10)", () => {
     expect(new Set(early.map(({ grandparent }) => grandparent)).size).toBe(1);
   });
 
-  it("runs the integrated rule's git processes while the statuses run, not after the last", async () => {
-    // A git whose status of one berth takes a second, and says when it is done.
-    const bin = join(repo.dir.path, "slow-status-bin");
-    const log = join(repo.dir.path, "slow-status.log");
+  /**
+   * A git that logs each call's first four words; a call whose first three
+   * match `slow` (a case pattern) sleeps a second, runs `then` and logs "slow done".
+   */
+  function slowGit(
+    name: string,
+    slow: string,
+    then = ":",
+  ): { env: NodeJS.ProcessEnv; log: () => string[] } {
+    const bin = join(repo.dir.path, `${name}-bin`);
+    const log = join(repo.dir.path, `${name}.log`);
     const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
     mkdirSync(bin, { recursive: true });
     writeFileSync(log, "");
-    const slow = shellQuote(`-C ${paths[19]} status`);
     writeFileSync(
       join(bin, "git"),
       [
         "#!/bin/sh",
         `printf '%s\\n' "$1 $2 $3 $4" >> '${log}'`,
-        `case "$1 $2 $3" in ${slow}) sleep 1; printf 'slow status done\\n' >> '${log}';; esac`,
+        `case "$1 $2 $3" in ${slow}) sleep 1; ${then}; printf 'slow done\\n' >> '${log}';; esac`,
         `exec '${realGit}' "$@"`,
         "",
       ].join("\n"),
     );
     chmodSync(join(bin, "git"), 0o755);
-    const env = { ...repo.env, PATH: `${bin}:${repo.env.PATH ?? ""}` };
-    const run = await runBerth(["status", "--json"], { cwd: repo.path, env });
+    return {
+      env: { ...repo.env, PATH: `${bin}:${repo.env.PATH ?? ""}` },
+      log: () => readFileSync(log, "utf8").split("\n"),
+    };
+  }
+
+  it("runs the integrated rule's git processes while the statuses run, not after the last", async () => {
+    const git = slowGit("slow-status", shellQuote(`-C ${paths[19]} status`));
+    const run = await runBerth(["status", "--json"], { cwd: repo.path, env: git.env });
     expect(run.code).toBe(0);
-    const lines = readFileSync(log, "utf8").split("\n");
-    const done = lines.indexOf("slow status done");
+    const lines = git.log();
+    const done = lines.indexOf("slow done");
     const diffTree = lines.findIndex((line) => line.startsWith("diff-tree "));
     expect(done).toBeGreaterThan(-1);
     expect(diffTree).toBeGreaterThan(-1);
     expect(diffTree).toBeLessThan(done);
+  });
+
+  it("starts the fleet's statuses before discovery answers, from the main checkout only", async () => {
+    const git = slowGit("slow-discovery", "'rev-parse --path-format=absolute --git-common-dir'");
+    const fromMain = await runBerth(["status", "--json"], { cwd: repo.path, env: git.env });
+    expect(fromMain.code).toBe(0);
+    const lines = git.log();
+    const answered = lines.indexOf("slow done");
+    expect(answered).toBeGreaterThan(-1);
+    // The linked worktrees' statuses were started before rev-parse answered.
+    const before = lines.slice(0, answered).filter((line) => /^-C \S+ status/.test(line));
+    expect(before.length).toBeGreaterThan(0);
+    // From a linked worktree status reads only that checkout: nothing is started for the fleet.
+    const fromLinked = slowGit(
+      "slow-discovery-linked",
+      "'rev-parse --path-format=absolute --git-common-dir'",
+    );
+    const local = await runBerth(["status", "--json"], {
+      cwd: paths[2] as string,
+      env: fromLinked.env,
+    });
+    expect(local.code).toBe(0);
+    expect(fromLinked.log().filter((line) => /^-C \S+ status/.test(line))).toEqual([]);
+  });
+
+  it("reads each checkout's operation in progress while the statuses run, not after the last", async () => {
+    const gitFile = readFileSync(join(paths[5] as string, ".git"), "utf8");
+    const mergeHead = join(gitFile.replace(/^gitdir: /, "").trim(), "MERGE_HEAD");
+    // A merge begins in berth 5 while the slow status of berth 19 still runs.
+    const git = slowGit("slow-merge", shellQuote(`-C ${paths[19]} status`), `: > '${mergeHead}'`);
+    try {
+      const during = await runBerth(["status", "--json"], { cwd: repo.path, env: git.env });
+      expect(during.code).toBe(0);
+      expect(git.log()).toContain("slow done");
+      const row = (run: typeof during) =>
+        (run.json.data.worktrees as { id: string; in_progress: string | null }[]).find(
+          (r) => r.id === ids[5],
+        );
+      expect(row(during)?.in_progress).toBeNull();
+      // It was read before the merge began, and the next survey sees it.
+      const after = await runBerth(["status", "--json"], { cwd: repo.path, env: repo.env });
+      expect(row(after)?.in_progress).toBe("merge");
+    } finally {
+      rmSync(mergeHead, { force: true });
+    }
   });
 
   it("prune --dry-run classifies the same fleet at the survey's cost", async () => {

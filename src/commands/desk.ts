@@ -48,10 +48,8 @@ export async function deskCommand(
 
   const read = async (): Promise<Reading> => {
     const readCtx = { ...ctx, cwd: liveCwd() };
-    const [status, adminKeys] = await Promise.all([
-      readStatus(readCtx, { all: true }),
-      readAdminKeys(commonDir),
-    ]);
+    const adminKeys = readAdminKeys(commonDir);
+    const status = await readStatus(readCtx, { all: true });
     const data = status.data;
     if (data === null) throw new Error("the fleet survey returned no data");
     const readAt = ctx.now();

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
  * Synchronous reads: one small file per worktree, at a tenth of the CPU of
  * the promise API (the survey's git processes want that CPU).
  */
-export async function readAdminKeys(commonDir: string): Promise<Map<string, string>> {
+export function readAdminKeys(commonDir: string): Map<string, string> {
   const keys = new Map<string, string>();
   const root = join(commonDir, "worktrees");
   let names: string[];

@@ -47,6 +47,8 @@ interface ReadingHooks {
   currentStatus?: SurveyOptions["currentStatus"];
   /** The worktree list and the branches, already under way (survey.ts). */
   lists?: SurveyOptions["lists"];
+  /** The fleet's statuses, already under way (early-statuses.ts). */
+  early?: SurveyOptions["early"];
 }
 
 export interface SurveyReadingOptions extends ReadingHooks {
@@ -104,6 +106,7 @@ export async function readFleet(
     ...(options.onStatus === undefined ? {} : { onStatus: options.onStatus }),
     ...(options.currentStatus === undefined ? {} : { currentStatus: options.currentStatus }),
     ...(options.lists === undefined ? {} : { lists: options.lists }),
+    ...(options.early === undefined ? {} : { early: options.early }),
   });
   options.onSkeleton?.(pending);
   if (options.classify === false) return { survey: await pending.complete() };

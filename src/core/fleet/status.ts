@@ -2,12 +2,7 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { readBriefRecords } from "../../io/briefs.js";
-import { isWaitingForSlot } from "../../io/gate-slots.js";
-import {
-  type OperationInProgress,
-  type OperationKind,
-  readOperationInProgress,
-} from "../../io/in-progress.js";
+import type { OperationInProgress, OperationKind } from "../../io/in-progress.js";
 import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { portFor } from "../berth/identity.js";
@@ -17,6 +12,7 @@ import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
+import { type CheckoutStates, checkoutStates } from "./checkout-states.js";
 import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence } from "./containment.js";
 import type { Overlap } from "./overlaps.js";
@@ -121,12 +117,13 @@ export async function readStatus(
   // Every scope wants the status of the checkout berth runs in, the worktree
   // list and the branches: they start beside discovery (git finds the
   // checkout itself), or were started by the CLI's entry (status-reads.ts).
-  const { currentStatus, location, lists } = takeStatusReads(ctx.cwd);
+  const { currentStatus, location, lists, early } = takeStatusReads(ctx.cwd, options);
   const repo = await openRepository(ctx, location);
   // The main checkout and a bare repository's own folder (no checkout) see the fleet.
   const inMain = repo.location.toplevel === repo.mainPath || repo.location.toplevel === null;
   const scope = options.all || (!options.local && inMain) ? "fleet" : "local";
   const inScope = (w: WorktreeSkeleton) => scope === "fleet" || w.isCurrent;
+  const checkouts = checkoutStates();
   // A file read beside the survey's git processes; it costs the survey nothing.
   const landingsRead = readRecentLandings(repo.location.commonDir, ctx.now());
   const reading = await readFleet(repo, {
@@ -137,7 +134,8 @@ export async function readStatus(
     overlaps: scope === "fleet",
     currentStatus,
     lists,
-    ...(progress === undefined ? {} : progressHooks(progress, inScope)),
+    ...(scope === "fleet" ? { early } : {}),
+    ...statusHooks(checkouts, inScope, progress),
   });
   const { survey, receipts, activity, containment, overlaps } = reading;
   const landings = await landingsRead;
@@ -153,23 +151,23 @@ export async function readStatus(
       const verdict = containment.worktrees.get(w.entry.path);
       const evidence = verdict?.contained ? verdict.evidence : null;
       const row = withActivity(
-        toStatusRow(survey, w, receipts.get(w.entry.path), evidence),
+        toStatusRow(survey, w, checkouts.operation(w), receipts.get(w.entry.path), evidence),
         activity,
       );
       row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
       row.queue = (row.branch === null ? undefined : queue.get(row.branch)) ?? null;
-      if (w.adminDir !== null && (await isWaitingForSlot(w.adminDir))) {
+      if (await checkouts.waitingForSlot(w)) {
         row.running = "gate (waiting for a slot)";
       }
       return row;
     }),
   );
-  const hints: string[] = inProgressHints(rows, reading.inScope);
+  const hints: string[] = inProgressHints(rows, reading.inScope, checkouts);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
   // A branch a live checkout is rebasing is held by it (its HEAD is detached meanwhile): never abandoned.
   const rebasing = new Set(
     survey.worktrees.flatMap((w) => {
-      const branch = operationOf(w)?.branch;
+      const branch = checkouts.operation(w)?.branch;
       return branch ? [branch] : [];
     }),
   );
@@ -223,17 +221,21 @@ function missingTrunkHint(trunk: Trunk): string {
 }
 
 /**
- * The survey's hooks that feed a progress view: the skeleton once the
- * worktrees are known (with any status already in), then each row as its
- * status arrives. Rows are made by toStatusRow, as the final ones are.
+ * The survey's hooks: once the worktrees are known, the checkouts' own
+ * states are read (checkout-states.ts), and a progress view, if any, is fed
+ * the skeleton (with any status already in), then each row as its status
+ * arrives. Rows are made by toStatusRow, as the final ones are.
  */
-function progressHooks(
-  progress: StatusProgress,
+function statusHooks(
+  checkouts: CheckoutStates,
   inScope: (w: WorktreeSkeleton) => boolean,
+  progress: StatusProgress | undefined,
 ): {
   onSkeleton: (pending: PendingSurvey) => void;
-  onStatus: (path: string, status: StatusSummary | null) => void;
+  onStatus?: (path: string, status: StatusSummary | null) => void;
 } {
+  const readStates = (p: PendingSurvey) => checkouts.readAll(p.worktrees.filter(inScope));
+  if (progress === undefined) return { onSkeleton: readStates };
   let pending: PendingSurvey | null = null;
   const byPath = new Map<string, WorktreeSkeleton>();
   const arrived = new Map<string, StatusSummary | null>();
@@ -248,10 +250,11 @@ function progressHooks(
       landed: false,
       integrated: false,
     };
-    return toStatusRow(p, facts);
+    return toStatusRow(p, facts, checkouts.operation(w));
   };
   return {
     onSkeleton: (p) => {
+      readStates(p);
       pending = p;
       const shown = p.worktrees.filter(inScope);
       for (const w of shown) byPath.set(w.entry.path, w);
@@ -271,6 +274,7 @@ function progressHooks(
 export function toStatusRow(
   survey: Pick<FleetSurvey, "repo" | "branches">,
   w: WorktreeFacts,
+  operation: OperationInProgress | null,
   receipt?: ReceiptView,
   contained: ContainmentEvidence | null = null,
 ): StatusRow {
@@ -301,24 +305,20 @@ export function toStatusRow(
     last_action: null,
     state: classifyState(w, survey, contained !== null),
     contained,
-    in_progress: operationOf(w)?.kind ?? null,
+    in_progress: operation?.kind ?? null,
     queue: null,
   };
-}
-
-/** The git operation stopped half-way in a worktree (io/in-progress.ts), or null. */
-function operationOf(w: WorktreeFacts): OperationInProgress | null {
-  return w.adminDir === null || w.entry.prunable ? null : readOperationInProgress(w.adminDir);
 }
 
 /** A hint per worktree with an operation in progress: what it is and the commands that end it. */
 function inProgressHints(
   rows: readonly StatusRow[],
   worktrees: readonly WorktreeFacts[],
+  checkouts: CheckoutStates,
 ): string[] {
   const hints: string[] = [];
   for (const w of worktrees) {
-    const op = operationOf(w);
+    const op = checkouts.operation(w);
     if (op === null) continue;
     const name = rows.find((r) => r.path === w.entry.path)?.id ?? w.entry.path;
     const inTree = (args: string[]) => shellCommand(["git", "-C", w.entry.path, ...args.slice(1)]);

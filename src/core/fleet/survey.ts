@@ -11,8 +11,10 @@ import { mainCheckoutIndex } from "../repo/main-checkout.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, type Trunk } from "../repo/trunk.js";
 import { type Ancestry, readAncestry } from "./commit-graph.js";
+import type { EarlyStatuses } from "./early-statuses.js";
 import { type FleetLists, startFleetLists } from "./fleet-lists.js";
 import { findIntegratedTips, type IntegrationTrunk, integrationTrunk } from "./integration.js";
+import { isLanded, landedQuestion } from "./landed.js";
 import { DEFAULT_POOL_SIZE } from "./pool.js";
 
 /**
@@ -79,6 +81,8 @@ export interface SurveyOptions {
   currentStatus?: Promise<StatusSummary | null>;
   /** The worktree list and the branches, started by the caller before discovery (fleet-lists.ts). */
   lists?: Promise<FleetLists>;
+  /** The fleet's statuses, started by the caller before discovery; taken if its guess holds. */
+  early?: EarlyStatuses | null;
 }
 
 /** What a survey knows of a worktree before its `git status` and the commit graph are in. */
@@ -116,24 +120,32 @@ export async function beginSurvey(
 ): Promise<PendingSurvey> {
   const cwd = repo.location.cwd;
   const lanes = options.poolSize ?? DEFAULT_POOL_SIZE;
-  const adminKeys = await readAdminKeys(repo.location.commonDir);
   const onStatus = options.onStatus;
   const toplevel = repo.location.toplevel;
   const current = toplevel === null ? undefined : options.currentStatus;
+  // Lanes started before discovery, on a guess that discovery has now confirmed.
+  const started =
+    options.readStatusOf === undefined && options.early?.commonDir === repo.location.commonDir
+      ? options.early
+      : null;
+  const adminKeys = started?.adminKeys ?? readAdminKeys(repo.location.commonDir);
+  if (started !== null && onStatus !== undefined) started.listen(onStatus);
   // The per-worktree statuses are nearly all of a survey's cost, so with every
   // status wanted they start at once, on the paths git's own registration
   // files name, while worktree list, for-each-ref and the ancestry run beside
   // them. Each is still read fresh by this survey, never remembered.
   const early =
-    options.readStatusOf === undefined
-      ? readStatusesByPath(
-          [repo.mainPath, ...adminKeys.keys()].filter(
-            (path) => current === undefined || path !== toplevel,
-          ),
-          lanes,
-          onStatus,
-        )
-      : null;
+    started !== null
+      ? started.statuses
+      : options.readStatusOf === undefined
+        ? readStatusesByPath(
+            [repo.mainPath, ...adminKeys.keys()].filter(
+              (path) => current === undefined || path !== toplevel,
+            ),
+            lanes,
+            onStatus,
+          )
+        : null;
   // Awaited below; this only keeps a failure there from counting as unhandled meanwhile.
   early?.catch(() => undefined);
   const remote = repo.config.remote.name;
@@ -367,41 +379,6 @@ function unwalkableHistory(error: unknown): Error {
     `git cannot walk the history of this repository's branches: ${why} (a branch may name something that is not a commit)`,
     { next: shellCommand(["git", "fsck"]) },
   );
-}
-
-/**
- * THE landed rule: the one place that decides whether a branch's work is on
- * the trunk. The survey's `landed` (status, prune, the desk) and await's
- * --landed ask here. In order:
- *   1. a tip and a trunk tip are known, and the branch is not the trunk;
- *   2. the tip is not the commit the berth forked from: a berth that never
- *      gained a commit is fresh work, not landed work;
- *   3. the tip is reachable from the trunk tip.
- * Steps 1 and 2 need only the facts; `landedQuestion` answers them and names
- * the ancestry question of step 3, which the caller's commit graph answers
- * (the survey's in memory, await's live).
- */
-export function landedQuestion(
-  tip: string | null,
-  forkPoint: string | null,
-  branch: string | null,
-  trunk: Pick<Trunk, "name" | "tip">,
-): { tip: string; trunkTip: string } | null {
-  if (tip === null || trunk.tip === null || branch === trunk.name) return null;
-  if (forkPoint !== null && forkPoint === tip) return null;
-  return { tip, trunkTip: trunk.tip };
-}
-
-/** The landed rule over the survey's commit graph (the fork point is the ready marker's). */
-export function isLanded(
-  head: string | null,
-  marker: ReadyMarker | null,
-  branch: string | null,
-  trunk: Trunk,
-  ancestry: Ancestry,
-): boolean {
-  const question = landedQuestion(head, marker?.from_tip ?? null, branch, trunk);
-  return question !== null && ancestry.isAncestor(question.tip, question.trunkTip);
 }
 
 /** The registered path of the checkout berth runs in; worktree paths may differ by symlinks. */

@@ -60,7 +60,7 @@ export async function readTakenIdentities(
   const branches = new Set(
     refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.ref.slice(11)),
   );
-  const keys = await readAdminKeys(repo.location.commonDir);
+  const keys = readAdminKeys(repo.location.commonDir);
   const markers = await Promise.all(
     [...keys.values()].map((key) => readReadyMarker(adminDirFor(repo.location.commonDir, key))),
   );
