@@ -5,7 +5,7 @@
  * expected; the defaults live only in the schema below.
  */
 
-import { readFile } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse, TomlDate, TomlError } from "smol-toml";
 import * as v from "valibot";
@@ -26,7 +26,7 @@ const RESERVED_KEYS = new Set(["constructor", "prototype", "__proto__"]);
 /** Reads and validates `<repoRoot>/berth.toml`; no file means every default. */
 export async function loadConfig(repoRoot: string): Promise<Config> {
   const file = resolve(repoRoot, CONFIG_FILE_NAME);
-  const text = await readConfigText(file);
+  const text = readConfigText(file);
   if (text === null) return toConfig(null, validate(file, {}));
   const config = toConfig(file, validate(file, parseToml(file, text)));
   checkPortBand(file, config);
@@ -34,9 +34,15 @@ export async function loadConfig(repoRoot: string): Promise<Config> {
   return config;
 }
 
-async function readConfigText(file: string): Promise<string | null> {
+/**
+ * Synchronous, and asked first whether it exists: every verb reads it at its
+ * start, where the promise API's first open (and a missing file's error, with
+ * its stack) cost a status several milliseconds of its start-up.
+ */
+function readConfigText(file: string): string | null {
+  if (!existsSync(file)) return null;
   try {
-    return await readFile(file, "utf8");
+    return readFileSync(file, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return null;

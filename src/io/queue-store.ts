@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createFileAtomic, writeJsonAtomic } from "./atomic.js";
@@ -88,6 +89,8 @@ export function isFinal(entry: QueueEntry): boolean {
 /** Every readable entry, in landing order; a torn or foreign file is skipped. */
 export async function readQueue(commonDir: string): Promise<QueueEntry[]> {
   const dir = queueDir(commonDir);
+  // Status reads the queue of every fleet, and most have none: no failed readdir (an error built).
+  if (!existsSync(dir)) return [];
   const names = await readdir(dir).catch(() => [] as string[]);
   const entries: QueueEntry[] = [];
   for (const name of names) {
