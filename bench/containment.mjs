@@ -12,7 +12,7 @@
 const dist = new URL("../dist/", import.meta.url);
 const { AncestryBuilder } = await import(new URL("core/fleet/commit-graph.js", dist).href);
 const { classifyContainment } = await import(new URL("core/fleet/containment.js", dist).href);
-const { isLanded } = await import(new URL("core/fleet/survey.js", dist).href);
+const { isLanded } = await import(new URL("core/fleet/landed.js", dist).href);
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
