@@ -65,4 +65,25 @@ describe("readWorktreeStatuses (git/status.ts)", () => {
       paths.map((path) => (path === missing ? null : 1)),
     );
   });
+
+  it("runs more lanes than one sh can hold under as many sh as they need", async () => {
+    repo = makeRepo();
+    repo.write("dirty.txt", "x");
+    const counter = installGitCounter(repo.dir.path, repo.env);
+    const paths = Array.from({ length: 30 }, () => repo?.path as string);
+    const saved = process.env.PATH;
+    process.env.PATH = counter.env.PATH;
+    let statuses: Awaited<ReturnType<typeof readWorktreeStatuses>>;
+    try {
+      statuses = await readWorktreeStatuses(paths, 9);
+    } finally {
+      process.env.PATH = saved;
+    }
+    expect(statuses.map((s) => s?.changedFiles)).toEqual(paths.map(() => 1));
+    const gits = counter.parents().filter(({ args }) => args[2] === "status");
+    expect(gits).toHaveLength(30);
+    // Seven lanes under one sh, two under another, and every lane has a share.
+    expect(new Set(gits.map(({ grandparent }) => grandparent)).size).toBe(2);
+    expect(new Set(gits.map(({ parent }) => parent)).size).toBe(9);
+  });
 });

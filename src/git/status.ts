@@ -30,11 +30,12 @@ export async function readWorktreeStatus(
 
 /**
  * `git status` for many worktrees: still one git process each, but forked by
- * `lanes` small `sh` loops instead of by Node, whose per-spawn cost (a fork of
- * a large process) is several times git's own run time in a big fleet. The
- * script text is fixed; paths reach it only as arguments, never spliced in.
- * Each result is framed by a random marker that git's -z output cannot forge.
- * A worktree git cannot read yields null.
+ * `lanes` loops, subshells of one small `sh`, instead of by Node, whose
+ * per-spawn cost (a fork of a large process) is several times git's own run
+ * time in a big fleet (decisions 0015, 0063). The script text is fixed;
+ * paths reach it only as arguments, never spliced in. Each result is framed
+ * by a random marker that git's -z output cannot forge. A worktree git
+ * cannot read yields null.
  */
 export async function readWorktreeStatuses(
   paths: readonly string[],
@@ -64,10 +65,12 @@ export async function readWorktreeStatuses(
     },
   };
   const laneCount = Math.min(lanes, paths.length);
+  // Each lane holds a few paths ahead, never so many that a lane started last finds none.
+  const ahead = Math.max(1, Math.min(QUEUED_PER_LANE, Math.floor(paths.length / laneCount)));
   const shells = Array.from({ length: Math.ceil(laneCount / LANES_PER_SHELL) }, (_, s) =>
     Math.min(LANES_PER_SHELL, laneCount - s * LANES_PER_SHELL),
   );
-  await Promise.all(shells.map((count) => runStatusLanes(paths, count, queue)));
+  await Promise.all(shells.map((count) => runStatusLanes(paths, count, ahead, queue)));
   return results;
 }
 
@@ -81,7 +84,7 @@ interface LaneQueue {
 
 // Each lane talks over one descriptor, 3 to 9 (sh names 0-9 only).
 const LANES_PER_SHELL = 7;
-// Paths a lane holds beyond the one it reads: enough that a lane never waits on Node's thread.
+// Paths a lane holds at most: enough that a lane never waits on Node's thread.
 const QUEUED_PER_LANE = 4;
 
 /**
@@ -107,7 +110,12 @@ function lanesScript(lanes: number): string {
 }
 
 /** Runs `lanes` lanes under one `sh`, feeding each from the queue as its results arrive. */
-function runStatusLanes(paths: readonly string[], lanes: number, queue: LaneQueue): Promise<void> {
+function runStatusLanes(
+  paths: readonly string[],
+  lanes: number,
+  ahead: number,
+  queue: LaneQueue,
+): Promise<void> {
   const nonce = `berth-${lazyCrypto().randomBytes(16).toString("hex")}`;
   return new Promise((resolve, reject) => {
     const child = spawn("sh", ["-c", lanesScript(lanes), "sh", nonce, ...paths], {
@@ -135,7 +143,7 @@ function runStatusLanes(paths: readonly string[], lanes: number, queue: LaneQueu
       };
       // A lane that died before its input ended: its results already say so.
       socket.on("error", () => undefined);
-      for (let i = 0; i < QUEUED_PER_LANE; i++) feed();
+      for (let i = 0; i < ahead; i++) feed();
       return readLane(socket, nonce, (output) => {
         const index = held.shift();
         if (index === undefined) return;
