@@ -48,8 +48,13 @@ export async function discoverRepo(cwdIn: string, run: GitRunner = runGit): Prom
     commonDir,
     gitDir,
     toplevel: toplevel || null,
-    mainPath: basename(commonDir) === ".git" ? dirname(commonDir) : null,
+    mainPath: mainCheckoutOf(commonDir),
   };
+}
+
+/** The primary working tree a common dir belongs to: the folder holding it, when it is a `.git`. */
+export function mainCheckoutOf(commonDir: string): string | null {
+  return basename(commonDir) === ".git" ? dirname(commonDir) : null;
 }
 
 function realPathOr(path: string): string {

@@ -193,6 +193,21 @@ function readLane(
   });
 }
 
+/** `git status` of each path, keyed by path (null where git could not read it). */
+export async function readStatusesByPath(
+  paths: readonly (string | null)[],
+  lanes: number,
+  onStatus?: (path: string, status: StatusSummary | null) => void,
+): Promise<[string, StatusSummary | null][]> {
+  const unique = [...new Set(paths.filter((path): path is string => path !== null))];
+  if (unique.length === 0) return [];
+  const report =
+    onStatus &&
+    ((i: number, status: StatusSummary | null) => onStatus(unique[i] as string, status));
+  const statuses = await readWorktreeStatuses(unique, lanes, report);
+  return unique.map((path, i) => [path, statuses[i] ?? null]);
+}
+
 /** Splits a lane's stream into one output per worktree (null where git failed). */
 export function splitLaneOutput(stream: string, nonce: string, count: number): (string | null)[] {
   const outputs: (string | null)[] = [];

@@ -32,12 +32,24 @@ export function readAdminKeys(commonDir: string): Map<string, string> {
 /** The admin dir a checkout's `.git` file points at, or null when it is not a linked worktree. */
 export async function readGitFile(checkoutPath: string): Promise<string | null> {
   try {
-    const text = await readFile(join(checkoutPath, ".git"), "utf8");
-    const match = /^gitdir: (.*)$/m.exec(text);
-    return match?.[1]?.trim() ?? null;
+    return gitFileTarget(await readFile(join(checkoutPath, ".git"), "utf8"));
   } catch {
     return null;
   }
+}
+
+/** readGitFile, read synchronously (io/checkout-guess.ts, before anything else runs). */
+export function readGitFileSync(checkoutPath: string): string | null {
+  try {
+    return gitFileTarget(readFileSync(join(checkoutPath, ".git"), "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+function gitFileTarget(text: string): string | null {
+  const match = /^gitdir: (.*)$/m.exec(text);
+  return match?.[1]?.trim() ?? null;
 }
 
 /** What a git dir's HEAD file says: a symbolic ref, a detached commit, or null (absent, unreadable). */

@@ -1,5 +1,6 @@
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { readGitFileSync } from "./admin-dirs.js";
 
 /**
  * Where git's own discovery will find the repository from a folder, read
@@ -42,7 +43,7 @@ export function guessCheckout(
         if (statSync(join(dotGit, "commondir"), { throwIfNoEntry: false })) return null;
         return { toplevel: dir, commonDir: realpathSync.native(dotGit), linked: false };
       }
-      if (found?.isFile()) return linkedCheckout(dir, dotGit);
+      if (found?.isFile()) return linkedCheckout(dir);
       if (dirname(dir) === dir) return null;
     }
   } catch {
@@ -51,10 +52,10 @@ export function guessCheckout(
 }
 
 /** A `.git` file: `gitdir: <admin dir>`, whose `commondir` names the common dir. */
-function linkedCheckout(dir: string, dotGit: string): CheckoutGuess | null {
-  const match = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"));
-  if (match?.[1] === undefined) return null;
-  const adminDir = resolve(dir, match[1].trim());
+function linkedCheckout(dir: string): CheckoutGuess | null {
+  const target = readGitFileSync(dir);
+  if (target === null) return null;
+  const adminDir = resolve(dir, target);
   const common = readFileSync(join(adminDir, "commondir"), "utf8").trim();
   return { toplevel: dir, commonDir: realpathSync.native(resolve(adminDir, common)), linked: true };
 }

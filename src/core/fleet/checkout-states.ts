@@ -18,26 +18,12 @@ export interface CheckoutStates {
 }
 
 export function checkoutStates(): CheckoutStates {
-  const operations = new Map<string, OperationInProgress | null>();
-  const waits = new Map<string, Promise<boolean>>();
-  const operation = (w: WorktreeSkeleton) => {
-    if (w.adminDir === null || w.entry.prunable) return null;
-    let op = operations.get(w.adminDir);
-    if (op === undefined) {
-      op = readOperationInProgress(w.adminDir);
-      operations.set(w.adminDir, op);
-    }
-    return op;
-  };
-  const waitingForSlot = (w: WorktreeSkeleton) => {
-    if (w.adminDir === null) return Promise.resolve(false);
-    let wait = waits.get(w.adminDir);
-    if (wait === undefined) {
-      wait = isWaitingForSlot(w.adminDir);
-      waits.set(w.adminDir, wait);
-    }
-    return wait;
-  };
+  const readOperation = once(readOperationInProgress);
+  const readWaiting = once(isWaitingForSlot);
+  const operation = (w: WorktreeSkeleton) =>
+    w.adminDir === null || w.entry.prunable ? null : readOperation(w.adminDir);
+  const waitingForSlot = (w: WorktreeSkeleton) =>
+    w.adminDir === null ? Promise.resolve(false) : readWaiting(w.adminDir);
   return {
     readAll: (worktrees) => {
       for (const w of worktrees) {
@@ -47,5 +33,14 @@ export function checkoutStates(): CheckoutStates {
     },
     operation,
     waitingForSlot,
+  };
+}
+
+/** `read` of each admin dir, read the first time it is asked for. */
+function once<T>(read: (adminDir: string) => T): (adminDir: string) => T {
+  const seen = new Map<string, T>();
+  return (adminDir) => {
+    if (!seen.has(adminDir)) seen.set(adminDir, read(adminDir));
+    return seen.get(adminDir) as T;
   };
 }

@@ -1,6 +1,6 @@
-import { basename, dirname } from "node:path";
 import type { StatusSummary } from "../../git/parse.js";
-import { readWorktreeStatuses } from "../../git/status.js";
+import { mainCheckoutOf } from "../../git/repo.js";
+import { readStatusesByPath } from "../../git/status.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
 import { guessCheckout } from "../../io/checkout-guess.js";
 import { DEFAULT_POOL_SIZE } from "./pool.js";
@@ -44,16 +44,15 @@ export function startEarlyStatuses(
   if (guess === null) return null;
   if (!(scope.all === true || (scope.local !== true && !guess.linked))) return null;
   const adminKeys = readAdminKeys(guess.commonDir);
-  // The main checkout, as discovery names it (git/repo.ts): the folder holding the common dir.
-  const main = basename(guess.commonDir) === ".git" ? [dirname(guess.commonDir)] : [];
-  const paths = [...main, ...adminKeys.keys()].filter((path) => path !== guess.toplevel);
+  const paths = [mainCheckoutOf(guess.commonDir), ...adminKeys.keys()].filter(
+    (path) => path !== guess.toplevel,
+  );
   const arrived: [string, StatusSummary | null][] = [];
   let listener: ((path: string, status: StatusSummary | null) => void) | undefined;
-  const statuses = readWorktreeStatuses(paths, DEFAULT_POOL_SIZE, (i, status) => {
-    const path = paths[i] as string;
+  const statuses = readStatusesByPath(paths, DEFAULT_POOL_SIZE, (path, status) => {
     arrived.push([path, status]);
     listener?.(path, status);
-  }).then((all) => paths.map((path, i): [string, StatusSummary | null] => [path, all[i] ?? null]));
+  });
   // Awaited by the survey, if it takes them; handled now so that a failure is not unhandled meanwhile.
   void statuses.catch(() => undefined);
   return {

@@ -2,7 +2,7 @@ import { realpath } from "node:fs/promises";
 import { GitError, UserError } from "../../errors.js";
 import type { RefEntry, StatusSummary, WorktreeEntry } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
-import { readWorktreeStatuses } from "../../git/status.js";
+import { readStatusesByPath } from "../../git/status.js";
 import { readAdminKeys } from "../../io/admin-dirs.js";
 import { adminDirFor } from "../../io/paths.js";
 import { type ReadyMarker, readReadyMarkerSync } from "../../io/ready-marker.js";
@@ -353,21 +353,6 @@ async function readIntegrated(
   for (const r of rows) if (yes.has(r.entry.head as string)) found.worktrees.add(r.entry.path);
   for (const r of kept) if (yes.has(r.oid)) found.branches.add(r.ref.slice(11));
   return found;
-}
-
-/** `git status` of each path, keyed by path (null where git could not read it). */
-async function readStatusesByPath(
-  paths: readonly (string | null)[],
-  lanes: number,
-  onStatus?: (path: string, status: StatusSummary | null) => void,
-): Promise<[string, StatusSummary | null][]> {
-  const unique = [...new Set(paths.filter((path): path is string => path !== null))];
-  if (unique.length === 0) return [];
-  const report =
-    onStatus &&
-    ((i: number, status: StatusSummary | null) => onStatus(unique[i] as string, status));
-  const statuses = await readWorktreeStatuses(unique, lanes, report);
-  return unique.map((path, i) => [path, statuses[i] ?? null]);
 }
 
 /** git could not walk the branches' history (a ref naming a tree or blob, a missing object). */
