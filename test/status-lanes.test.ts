@@ -8,6 +8,18 @@ import { makeRepo, type TestRepo } from "./helpers/repo.js";
 let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());
 
+/** Runs `fn` with this process's PATH (which the lanes' sh inherits) set to `path`. */
+async function withPath<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const saved = process.env.PATH;
+  process.env.PATH = path;
+  try {
+    return await fn();
+  } finally {
+    if (saved === undefined) delete process.env.PATH;
+    else process.env.PATH = saved;
+  }
+}
+
 describe("readWorktreeStatuses (git/status.ts)", () => {
   it("forks every lane from one sh and feeds each lane as it finishes: a slow checkout holds up only its own lane", async () => {
     repo = makeRepo();
@@ -29,14 +41,9 @@ describe("readWorktreeStatuses (git/status.ts)", () => {
     );
     chmodSync(join(bin, "git"), 0o755);
     const paths = [slowPath, ...Array.from({ length: 39 }, () => repo?.path as string)];
-    const saved = process.env.PATH;
-    process.env.PATH = `${bin}:${saved ?? ""}`;
-    let statuses: Awaited<ReturnType<typeof readWorktreeStatuses>>;
-    try {
-      statuses = await readWorktreeStatuses(paths, 3);
-    } finally {
-      process.env.PATH = saved;
-    }
+    const statuses = await withPath(`${bin}:${process.env.PATH ?? ""}`, () =>
+      readWorktreeStatuses(paths, 3),
+    );
     // Every result is in its own place: the slow checkout is clean, the main one has a change.
     expect(statuses[0]?.changedFiles).toBe(0);
     expect(statuses.slice(1).map((s) => s?.changedFiles)).toEqual(paths.slice(1).map(() => 1));
@@ -71,14 +78,7 @@ describe("readWorktreeStatuses (git/status.ts)", () => {
     repo.write("dirty.txt", "x");
     const counter = installGitCounter(repo.dir.path, repo.env);
     const paths = Array.from({ length: 30 }, () => repo?.path as string);
-    const saved = process.env.PATH;
-    process.env.PATH = counter.env.PATH;
-    let statuses: Awaited<ReturnType<typeof readWorktreeStatuses>>;
-    try {
-      statuses = await readWorktreeStatuses(paths, 9);
-    } finally {
-      process.env.PATH = saved;
-    }
+    const statuses = await withPath(counter.env.PATH ?? "", () => readWorktreeStatuses(paths, 9));
     expect(statuses.map((s) => s?.changedFiles)).toEqual(paths.map(() => 1));
     const gits = counter.parents().filter(({ args }) => args[2] === "status");
     expect(gits).toHaveLength(30);
