@@ -1,4 +1,4 @@
-import { processContext } from "./context.js";
+import { heedWriteErrors, processContext } from "./context.js";
 import type { CommonOptions, VerbRunner } from "./program.js";
 import type { VerbResult } from "./result.js";
 import { renderJson } from "./ui/envelope.js";
@@ -28,11 +28,16 @@ export async function execute(
         stdout: colorsFor(ctx.stdoutIsTTY, ctx.env),
         stderr: colorsFor(ctx.stderrIsTTY, ctx.env),
       });
-  await Promise.all([
+  const errors = await Promise.all([
     writeFully(process.stdout, printed.stdout),
-    printed.stderr === "" ? undefined : writeFully(process.stderr, printed.stderr),
+    writeFully(process.stderr, printed.stderr),
   ]);
-  process.exit(exitCodeFor(outcome.result));
+  const code = exitCodeFor(outcome.result);
+  // A reader that went away chose to stop reading; any other lost output fails the run.
+  const lost = errors.find((error) => error !== null && error.code !== "EPIPE");
+  if (!lost) process.exit(code);
+  await writeFully(process.stderr, `berth: the output was not written: ${lost.message}\n`);
+  process.exit(code === 0 ? 1 : code);
 }
 
 /**
@@ -40,10 +45,14 @@ export async function execute(
  * write is asynchronous once its buffer (64 KiB) is full, and process.exit
  * would otherwise cut a large `--json` document short for a slow reader.
  */
-export function writeFully(stream: NodeJS.WriteStream, text: string): Promise<void> {
-  if (text === "") return Promise.resolve();
-  // Resolves on error too (e.g. the reader went away): the exit code still tells.
-  return new Promise((resolve) => stream.write(text, () => resolve()));
+export function writeFully(
+  stream: NodeJS.WriteStream,
+  text: string,
+): Promise<NodeJS.ErrnoException | null> {
+  if (text === "") return Promise.resolve(null);
+  heedWriteErrors(stream);
+  // Settles with the write's error, if any, rather than failing: the caller decides.
+  return new Promise((resolve) => stream.write(text, (error) => resolve(error ?? null)));
 }
 
 /** 0 done, 1 refused or failed, 2 usage, or the verb's own (124 for an unmet await). */

@@ -1,5 +1,6 @@
 import { CommanderError } from "@commander-js/extra-typings";
 import { execute, writeFully } from "./cli-execute.js";
+import { heedWriteErrors } from "./context.js";
 import { UserError } from "./errors.js";
 import { buildProgram, invokedVerb } from "./program.js";
 import { failureResult } from "./result.js";
@@ -15,6 +16,9 @@ import { renderJson } from "./ui/envelope.js";
 
 /** Called by the entry (cli.cts): parses `argv` and runs the verb it names. */
 export async function main(argv: string[]): Promise<void> {
+  // commander prints help and usage errors itself.
+  heedWriteErrors(process.stdout);
+  heedWriteErrors(process.stderr);
   const program = buildProgram(execute, (code) => process.exit(code), invokedVerb(argv.slice(2)));
   try {
     await program.parseAsync(argv);

@@ -64,16 +64,32 @@ export interface Context {
   journal: Journal;
 }
 
+/**
+ * A reader that has gone away (`berth status --json | head -1`) fails the next
+ * write with EPIPE, and a full disk with ENOSPC; Node raises either as an
+ * uncaught error, stack and all. A process stream berth writes to gets a
+ * listener instead: the verb runs to its end whoever reads, and the final
+ * write reports its own error (cli-execute.ts).
+ */
+const heeded = new WeakSet<NodeJS.WritableStream>();
+export function heedWriteErrors<T extends NodeJS.WritableStream>(stream: T): T {
+  if (!heeded.has(stream)) {
+    heeded.add(stream);
+    stream.on("error", () => undefined);
+  }
+  return stream;
+}
+
 export function processContext(debug: boolean): Context {
   return {
     cwd: process.cwd(),
     env: process.env,
     now: () => new Date(),
-    stdout: process.stdout,
+    stdout: heedWriteErrors(process.stdout),
     // Made on first use: a verb that never writes to stderr (or reads stdin)
     // does not pay for setting up its stream; isatty answers what isTTY would.
     get stderr() {
-      return process.stderr;
+      return heedWriteErrors(process.stderr);
     },
     stdoutIsTTY: process.stdout.isTTY === true,
     stderrIsTTY: isatty(2),
