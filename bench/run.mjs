@@ -22,6 +22,7 @@ import { benchEnv, buildFleet, NODE_START_SETTINGS } from "./fleet.mjs";
 const here = dirname(fileURLToPath(import.meta.url));
 const BERTH = join(here, "..", "dist", "cli.cjs");
 const CLASSIFY = join(here, "classify.mjs");
+const LANES_ALONE = join(here, "lanes-alone.mjs");
 const CONTAINMENT = join(here, "containment.mjs");
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -243,6 +244,12 @@ function statusRace(fleet, listFile) {
         options: gitOpts,
       },
       {
+        label: "berth's status lanes alone (bench/lanes-alone.mjs)",
+        cmd: NODE,
+        argv: [LANES_ALONE, listFile],
+        options: opts,
+      },
+      {
         label: `xargs -P ${cores}: sh -c 'git -C <wt> status' per item`,
         cmd: "sh",
         argv: [
@@ -337,7 +344,7 @@ for (const spec of PLAN.fleets) {
 
   log("  status vs git status in every worktree...");
   const status = statusRace(fleet, listFile);
-  const [berthStatus, sequential, floor, shPerItem] = status.map((r) => r.median_ms);
+  const [berthStatus, sequential, floor, lanesAlone, shPerItem] = status.map((r) => r.median_ms);
   const row = {
     spec,
     fleet: fleet.summary,
@@ -347,8 +354,11 @@ for (const spec of PLAN.fleets) {
         status_vs_floor: ratio(berthStatus, floor),
         status_vs_sequential: ratio(berthStatus, sequential),
         status_vs_sh_per_item: ratio(berthStatus, shPerItem),
+        lanes_alone_vs_floor: ratio(lanesAlone, floor),
+        status_vs_lanes_alone: ratio(berthStatus, lanesAlone),
         floor_vs_sequential: ratio(floor, sequential),
         status_cpu_vs_floor_cpu: ratio(status[0].cpu_median_ms, status[2].cpu_median_ms),
+        lanes_alone_cpu_vs_floor_cpu: ratio(status[3].cpu_median_ms, status[2].cpu_median_ms),
       },
       target: spec.target,
     },
