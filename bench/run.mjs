@@ -629,7 +629,7 @@ function print(r) {
     for (const row of s.status.rows) line(row);
     const q = s.status.ratios;
     console.log(
-      `  status/floor ${q.status_vs_floor} (target <= ${s.status.target}: ${verdict(q.status_vs_floor, s.status.target)})   status/sequential ${q.status_vs_sequential}   floor/sequential ${q.floor_vs_sequential}   cpu status/floor ${q.status_cpu_vs_floor_cpu}`,
+      `  status/floor ${q.status_vs_floor} (target <= ${s.status.target}: ${verdict(q.status_vs_floor, s.status.target)})   status/sequential ${q.status_vs_sequential}   floor/sequential ${q.floor_vs_sequential}   cpu status/floor ${q.status_cpu_vs_floor_cpu}   lanes alone/floor ${q.lanes_alone_vs_floor}   status/lanes alone ${q.status_vs_lanes_alone}`,
     );
     if (s.classification) {
       const c = s.classification;
