@@ -38,13 +38,18 @@ function ended(child: ChildProcess): Promise<Ended> {
   });
 }
 
-/** Runs berth with stdout and stderr pipes whose reading ends are closed before it starts. */
-function runUnread(args: string[]): Promise<Ended> {
-  const child = spawn(process.execPath, [BERTH_BIN, ...args], {
+/** Runs berth with the given stdout, and stderr a pipe. */
+function runWith(args: string[], stdout: "pipe" | number): ChildProcess {
+  return spawn(process.execPath, [BERTH_BIN, ...args], {
     cwd: repo.path,
     env: repo.env,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", stdout, "pipe"],
   });
+}
+
+/** Runs berth with stdout and stderr pipes whose reading ends are closed before it starts. */
+function runUnread(args: string[]): Promise<Ended> {
+  const child = runWith(args, "pipe");
   child.stdout?.destroy();
   child.stderr?.destroy();
   return ended(child);
@@ -53,11 +58,7 @@ function runUnread(args: string[]): Promise<Ended> {
 /** Runs berth with stdout on /dev/full, stderr read. */
 function runIntoFullDisk(args: string[]): Promise<Ended> {
   const full = openSync("/dev/full", "w");
-  const child = spawn(process.execPath, [BERTH_BIN, ...args], {
-    cwd: repo.path,
-    env: repo.env,
-    stdio: ["ignore", full, "pipe"],
-  });
+  const child = runWith(args, full);
   closeSync(full);
   return ended(child);
 }
