@@ -42,6 +42,16 @@ export function plainStatusOptions(args: readonly string[]): PlainStatusOptions 
 
 /** Starts status's first git processes, runs the verb, prints, and exits. */
 export function runPlainStatus(options: PlainStatusOptions): Promise<never> {
-  startStatusReads(process.cwd(), options);
+  const cwd = cwdIfAny();
+  if (cwd !== null) startStatusReads(cwd, options);
   return execute("status", options, (ctx) => statusCommand(ctx, options));
+}
+
+/** The current folder; null when it was removed while the shell was in it (the verb refuses: context.ts). */
+function cwdIfAny(): string | null {
+  try {
+    return process.cwd();
+  } catch {
+    return null;
+  }
 }

@@ -1,4 +1,8 @@
+import { existsSync } from "node:fs";
+import { dirname, isAbsolute } from "node:path";
 import { isatty } from "node:tty";
+import { UserError } from "./errors.js";
+import { shellCommand } from "./text.js";
 
 /** What an effectful verb acts on, as recorded in the logbook. */
 export interface JournalSubject {
@@ -80,9 +84,46 @@ export function heedWriteErrors<T extends NodeJS.WritableStream>(stream: T): T {
   return stream;
 }
 
-export function processContext(debug: boolean): Context {
+/**
+ * The folder berth runs in. A shell can stay in a folder that has since been
+ * removed (the berth just dropped, a checkout deleted by hand), where the
+ * process has no current folder at all: that is a refusal that names where to
+ * go, not Node's ENOENT from uv_cwd.
+ */
+export function currentFolder(env: NodeJS.ProcessEnv = process.env): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    // The shell's own name for the folder it is in, when it gave one.
+    const gone = env.PWD !== undefined && isAbsolute(env.PWD) ? env.PWD : null;
+    let nearest = gone === null ? null : dirname(gone);
+    while (nearest !== null && !existsSync(nearest)) {
+      nearest = dirname(nearest) === nearest ? null : dirname(nearest);
+    }
+    throw new UserError(
+      "not_a_repository",
+      `the current folder${gone === null ? "" : ` ${gone}`} no longer exists (it was removed while the shell was in it); cd to a folder that exists and run berth again.`,
+      nearest === null ? {} : { next: shellCommand(["cd", nearest]) },
+    );
+  }
+}
+
+/**
+ * The context of a berth process. `cwd`, when not given, is read on first use,
+ * inside the verb: a removed current folder is the verb's refusal, printed
+ * and logged as any other (currentFolder).
+ */
+export function processContext(debug: boolean, cwd?: string): Context {
+  let folder = cwd;
   return {
-    cwd: process.cwd(),
+    get cwd() {
+      folder ??= currentFolder();
+      return folder;
+    },
+    set cwd(value: string) {
+      folder = value;
+    },
     env: process.env,
     now: () => new Date(),
     stdout: heedWriteErrors(process.stdout),

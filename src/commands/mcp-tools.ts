@@ -240,15 +240,13 @@ function summarizeStates(rows: readonly { state: string }[]): string {
 
 /** A tool call's world: the folder it names, no terminal, and stdout kept clear for the protocol. */
 function toolContext(path: string | undefined): Context {
-  const base = processContext(false);
-  return {
-    ...base,
-    cwd: path ?? base.cwd,
+  // Assigned, not spread: a spread would read the current folder, which a call naming its path never needs.
+  return Object.assign(processContext(false, path), {
     stdout: process.stderr,
     stdoutIsTTY: false,
     stderrIsTTY: false,
     stdinIsTTY: false,
-  };
+  });
 }
 
 export interface ToolAnswer {
