@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -71,6 +72,62 @@ describe("park refuses, changing nothing", () => {
     );
     expect(fleetSnapshot(r)).toBe(before);
     expect(readBriefRecord(commonDir(r), dirty.branch)).toBeNull();
+  });
+
+  it("a detached berth: the commands it names park it without leaving a commit behind", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const { ctx } = testContext(r.path, r.env);
+    const commitIn = (path: string, file: string) => {
+      writeFileSync(join(path, file), `${file}\n`);
+      return r.commit(file, path);
+    };
+    // Each case: the berth, detached as a user leaves one, and the commits only HEAD reaches.
+    const cases = {
+      "at its own tip": async () => {
+        const b = await startWithCommit(r, "at-tip");
+        r.git(["checkout", "-q", "--detach"], b.path);
+        return { b, kept: [r.git(["rev-parse", "HEAD"], b.path)], expected: "switch" };
+      },
+      "ahead of its branch": async () => {
+        const b = await startWithCommit(r, "ahead");
+        r.git(["checkout", "-q", "--detach"], b.path);
+        return { b, kept: [commitIn(b.path, "ahead.txt")], expected: "update-ref" };
+      },
+      "diverged from its branch": async () => {
+        const b = await startWithCommit(r, "diverged");
+        commitIn(b.path, "on-branch.txt");
+        r.git(["checkout", "-q", "--detach", "HEAD~1"], b.path);
+        return { b, kept: [commitIn(b.path, "detached.txt")], expected: "-detached-" };
+      },
+      "whose branch was deleted": async () => {
+        const b = await startWithCommit(r, "deleted");
+        r.git(["checkout", "-q", "--detach"], b.path);
+        r.git(["branch", "-q", "-D", b.branch]);
+        return { b, kept: [commitIn(b.path, "orphan.txt")], expected: "switch -c" };
+      },
+    };
+    for (const [name, make] of Object.entries(cases)) {
+      const { b, kept, expected } = await make();
+      const before = fleetSnapshot(r);
+      const why = await refusal(() => planPark(ctx, { target: b.id }));
+      expect(why.message, name).toContain("is not on a branch");
+      expect(fleetSnapshot(r), name).toBe(before);
+      const next = String(why.next);
+      const parkAgain = ` && berth worktree park ${b.id}`;
+      expect(next.endsWith(parkAgain), name).toBe(true);
+      expect(next, name).toContain(expected);
+      // The git commands as printed, then the park they lead to.
+      execFileSync("sh", ["-c", next.slice(0, -parkAgain.length)], { env: r.env, stdio: "pipe" });
+      await park(r, b.id);
+      expect(existsSync(b.path), name).toBe(false);
+      for (const commit of kept) {
+        expect(
+          r.git(["for-each-ref", "--contains", commit, "refs/heads"]),
+          `${name}: ${commit}`,
+        ).not.toBe("");
+      }
+    }
   });
 
   it("a berth that changed between the plan and the apply is kept, and not marked parked", async () => {
