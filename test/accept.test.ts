@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -143,6 +144,25 @@ describe("apply re-checks the plan under the lock", () => {
     expect((error as UserError).code).toBe("moved");
     expect(repo.git(["rev-parse", "main"])).toBe(old);
     expect(existsSync(berth.path)).toBe(true);
+  });
+});
+
+describe("a detached berth", () => {
+  it("is refused, and the command named keeps the commit only its HEAD reaches before switching back", async () => {
+    const { repo, berth, old } = await landable("detached");
+    repo.git(["checkout", "-q", "--detach"], berth.path);
+    repo.write("later.txt", "made while detached\n", berth.path);
+    const later = repo.commit("made while detached", berth.path);
+    const { ctx } = testContext(repo.path, repo.env);
+    const error = await planAccept(ctx, { target: berth.id }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UserError);
+    const refusal = error as UserError;
+    expect(refusal.message).toContain("detached or unborn HEAD");
+    expect(refusal.message).toContain(`HEAD is ahead of ${berth.branch}`);
+    expect(repo.git(["rev-parse", "main"])).toBe(old);
+    execFileSync("sh", ["-c", String(refusal.next)], { env: repo.env, stdio: "pipe" });
+    expect(repo.git(["rev-parse", berth.branch])).toBe(later);
+    expect(repo.git(["symbolic-ref", "--short", "HEAD"], berth.path)).toBe(berth.branch);
   });
 });
 

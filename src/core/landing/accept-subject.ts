@@ -5,6 +5,7 @@ import type { LandingRecord } from "../../io/unfinished-landing.js";
 import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
 import { nearestLiveContainer } from "../fleet/containment.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
+import { reattachment } from "../lifecycle/reattach.js";
 import {
   lockedRefusal,
   mainCheckoutRefusal,
@@ -110,9 +111,11 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
   const branch = entry.branch;
   const head = entry.head;
   if (branch === null || head === null || entry.detached) {
-    throw refusal(`${name} is not on a branch with commits (detached or unborn HEAD).`, {
-      next: shellCommand(["git", "-C", entry.path, "switch", w.marker.branch]),
-    });
+    const back = head === null ? null : await reattachment(entry.path, head, w.marker.branch);
+    throw refusal(
+      `${name} is not on a branch with commits (detached or unborn HEAD)${back?.detail ? `; ${back.detail}` : ""}.`,
+      { next: back?.command ?? shellCommand(["git", "-C", entry.path, "switch", w.marker.branch]) },
+    );
   }
   if (branch !== w.marker.branch) {
     throw refusal(`${name} has ${branch} checked out, not its berth branch ${w.marker.branch}.`, {

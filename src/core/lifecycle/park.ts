@@ -1,7 +1,6 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
-import { isAncestor } from "../../git/ancestry.js";
-import { readRefTips, resolveCommit } from "../../git/refs.js";
+import { readRefTips } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { readBriefRecord } from "../../io/briefs.js";
 import type { DiskUsage } from "../../io/disk-usage.js";
@@ -12,11 +11,12 @@ import {
   type PlanStep,
   type StepOutcome,
 } from "../../result.js";
-import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
+import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { mergeRecord, storeRecord } from "../berth/briefs.js";
 import { surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
+import { reattachment } from "./reattach.js";
 import {
   goesWithIt,
   ignoredFilesOf,
@@ -106,7 +106,7 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
     const back = head === null ? null : await reattachment(entry.path, head, own);
     refuse(
       `${target.id} is not on a branch, so parking would keep nothing to resume from; its own branch is ${own}` +
-        `${back?.detail ? `, and ${back.detail}` : ""}.`,
+        `${back?.detail ? `; ${back.detail}` : ""}.`,
       commandSequence(
         back?.command ?? shellCommand(["git", "-C", entry.path, "switch", own]),
         parkAgain(target.id),
@@ -261,39 +261,4 @@ export async function applyPark(ctx: Context, plan: ParkPlan): Promise<PlanApply
   });
   if (worktree.isCurrent) hints.push(youWereInside(data.path, repo.mainPath));
   return appliedResult("worktree park", data, plan.steps, steps, { hints });
-}
-
-/**
- * How a detached berth gets back on its own branch without leaving a commit
- * behind. `git switch` away from a detached HEAD leaves the commits only it
- * reaches in that checkout's reflog, which parking then removes with the
- * checkout; so where HEAD is not on the branch, the commands first put HEAD's
- * commits on a branch: the branch moved up to HEAD (a compare-and-swap on the
- * tip read here), or a branch of their own where the two have diverged.
- */
-async function reattachment(
-  path: string,
-  head: string,
-  own: string,
-): Promise<{ detail: string | null; command: CommandLine }> {
-  const git = (...args: string[]) => shellCommand(["git", "-C", path, ...args]);
-  const ownTip = await resolveCommit(path, `refs/heads/${own}`);
-  if (ownTip === null) {
-    return { detail: "that branch no longer exists", command: git("switch", "-c", own) };
-  }
-  if (await isAncestor(path, head, ownTip)) return { detail: null, command: git("switch", own) };
-  if (await isAncestor(path, ownTip, head)) {
-    return {
-      detail: `HEAD is ahead of it: the commands move ${own} up to HEAD first`,
-      command: commandSequence(
-        git("update-ref", `refs/heads/${own}`, head, ownTip),
-        git("switch", own),
-      ),
-    };
-  }
-  const keep = `${own}-detached-${shortOid(head)}`;
-  return {
-    detail: `HEAD and ${own} have diverged: the commands keep HEAD's commits on ${keep} first`,
-    command: commandSequence(git("branch", keep, head), git("switch", own)),
-  };
 }

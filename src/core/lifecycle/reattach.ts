@@ -1,0 +1,43 @@
+import { isAncestor } from "../../git/ancestry.js";
+import { resolveCommit } from "../../git/refs.js";
+import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
+
+/**
+ * How a detached berth gets back on its own branch without leaving a commit
+ * behind (park and accept name these commands when they refuse a detached
+ * berth). `git switch` away from a detached HEAD leaves the commits only it
+ * reaches in that checkout's reflog, which parking, or an accept's teardown,
+ * then removes with the checkout. So where HEAD is not on the branch, the
+ * commands first put HEAD's commits on a branch: the berth's branch moved up
+ * to HEAD (a compare-and-swap on the tip read here), or a branch of their own
+ * where the two have diverged.
+ */
+export async function reattachment(
+  path: string,
+  head: string,
+  own: string,
+): Promise<{ detail: string | null; command: CommandLine }> {
+  const git = (...args: string[]) => shellCommand(["git", "-C", path, ...args]);
+  const ownTip = await resolveCommit(path, `refs/heads/${own}`);
+  if (ownTip === null) {
+    return {
+      detail: `${own} no longer exists: the commands make it at HEAD`,
+      command: git("switch", "-c", own),
+    };
+  }
+  if (await isAncestor(path, head, ownTip)) return { detail: null, command: git("switch", own) };
+  if (await isAncestor(path, ownTip, head)) {
+    return {
+      detail: `HEAD is ahead of ${own}: the commands move it up to HEAD first`,
+      command: commandSequence(
+        git("update-ref", `refs/heads/${own}`, head, ownTip),
+        git("switch", own),
+      ),
+    };
+  }
+  const keep = `${own}-detached-${shortOid(head)}`;
+  return {
+    detail: `HEAD and ${own} have diverged: the commands keep HEAD's commits on ${keep} first`,
+    command: commandSequence(git("branch", keep, head), git("switch", own)),
+  };
+}
