@@ -21,6 +21,8 @@ export type ErrorCode =
   | "locked"
   /** An agent's accept, waiting for a person's approval or a grant (spec section 11). */
   | "awaiting_approval"
+  /** The landing queue refused an entry: a conflict, or a red gate on its integration commit (spec section 11). */
+  | "rejected"
   /** The `[remote]` could not be reached or refused to serve (spec section 13). */
   | "remote_failed"
   /** Not in the spec's list: a bug or a git failure berth did not foresee (docs/decisions/0002). */

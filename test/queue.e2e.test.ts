@@ -111,6 +111,7 @@ describe("landing a fleet through the queue", () => {
       state: "rejected",
       rejection: { kind: "conflict", files: ["shared.txt"] },
     });
+    expect(run.json.error.code).toBe("rejected");
     expect(run.json.error.message).toContain("shared.txt");
     expect(tip(repo, "main")).toBe(trunkBefore);
     expect(tip(repo, second.branch)).toBe(tipBefore);
@@ -133,6 +134,9 @@ describe("landing a fleet through the queue", () => {
     });
     expect(awaited.code).toBe(1);
     expect(awaited.json.data).toMatchObject({ met: false, reason: "rejected" });
+    // Exit 1 is a refusal's: the envelope says so, and which.
+    expect(awaited.json).toMatchObject({ ok: false, error: { code: "rejected" } });
+    expect(awaited.json.error.message).toContain("shared.txt");
     const told = await runBerth(["await", "--landed", second.branch], { cwd: repo.path, env });
     expect(told.code).toBe(1);
     expect(told.stdout).toContain("was rejected by the landing queue");
@@ -153,7 +157,8 @@ describe("landing a fleet through the queue", () => {
     const trunkBefore = tip(repo, "main");
     const run = await runBerth(["accept", sneaky.id, "--yes", "--json"], { cwd: repo.path, env });
     expect(run.code).toBe(1);
-    expect(run.json.error.code).toBe("gate_failed");
+    // Red on the integration commit: the queue's rejection, not the berth's own gate.
+    expect(run.json.error.code).toBe("rejected");
     expect(run.json.data.queue).toMatchObject({
       state: "rejected",
       rejection: { kind: "red", check: "record" },

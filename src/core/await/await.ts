@@ -264,12 +264,22 @@ export async function runAwait(
           ? EXIT_INTERRUPTED
           : EXIT_NOT_MET;
   return {
-    ok: true,
+    // A rejection is an answer, but exit 1 is a refusal's (spec section 4): error.code says which.
+    ok: ending !== "rejected",
     verb: "await",
     data,
     hints: [...hintsFor(data), ...hints],
     ...(exitCode === undefined ? {} : { exitCode }),
     ...(ending === "interrupted" ? { interrupted: true } : {}),
+    ...(ending === "rejected"
+      ? {
+          error: {
+            code: "rejected" as const,
+            message: `the landing queue rejected ${data.branch ?? "it"}: ${rejection?.reason ?? "rejected"}; it will not land as it is.`,
+            next: shellCommand(["berth", "queue"]),
+          },
+        }
+      : {}),
   };
 }
 

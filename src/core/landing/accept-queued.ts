@@ -3,6 +3,7 @@ import type { QueueEntry } from "../../io/queue-store.js";
 import type { ResultError, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand } from "../../text.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
+import type { GateData } from "./gate.js";
 import { landUntilDecided, submitEntry } from "./queue.js";
 import { leftoverSentence } from "./queue-discard.js";
 import { type QueueEntryView, viewEntry } from "./queue-entries.js";
@@ -106,19 +107,27 @@ export async function landSubmitted(
     steps: result?.steps ?? [],
     hints: result?.hints ?? [],
     ...(result?.interrupted ? { interrupted: true } : {}),
-    error: rejectionError(plan, entry),
+    error: rejectionError(plan, entry, data.gate),
   };
 }
 
-function rejectionError(plan: AcceptPlan, entry: QueueEntry): ResultError {
+/**
+ * Why the queue did not land the entry, as accept's refusal. A conflict and a
+ * red gate on an integration commit are the queue's rejections (`rejected`,
+ * spec section 4); a red gate on the berth's own tip, landing by
+ * fast-forward, is accept's own `gate_failed`, as without a queue.
+ */
+function rejectionError(plan: AcceptPlan, entry: QueueEntry, gate: GateData | null): ResultError {
   const { data } = plan;
   const trunk = data.trunk.name;
   const unchanged = `Nothing landed: ${trunk}, ${data.id}, its branch and its receipt are unchanged.`;
+  // A clause of the message: a reason that is a sentence of its own loses its full stop.
+  const reason = (entry.reason ?? entry.state).replace(/\.$/, "");
   if (entry.state === "rejected" && entry.leftover) {
     // Not "nothing changed": a checkout the queue made is still there (invariant 5 keeps it).
     return {
       code: "teardown_failed",
-      message: `The landing queue rejected ${data.id}: ${entry.reason ?? "rejected"}. ${unchanged} But ${leftoverSentence(entry.leftover)}.`,
+      message: `The landing queue rejected ${data.id}: ${reason}. ${unchanged} But ${leftoverSentence(entry.leftover)}.`,
       next: shellCommand(["berth", "queue", "run"]),
     };
   }
@@ -128,31 +137,31 @@ function rejectionError(plan: AcceptPlan, entry: QueueEntry): ResultError {
       shellCommand(["berth", "update"]),
       shellCommand(["berth", verb]),
     );
-  const reason = entry.reason ?? entry.state;
   if (entry.state === "withdrawn") {
     return {
       code: "precondition_failed",
-      message: `${data.id} was withdrawn from the landing queue. ${unchanged}`,
+      message: `${data.id} was withdrawn from the landing queue${reason === "withdrawn" ? "" : ` (${reason})`}. ${unchanged}`,
       next: shellCommand(["berth", "accept", data.id]),
     };
   }
   switch (entry.rejection?.kind) {
     case "conflict":
       return {
-        code: "precondition_failed",
+        code: "rejected",
         message: `The landing queue rejected ${data.id}: ${reason}. ${unchanged}`,
         next: inBerth("gate"),
       };
     case "red":
       return {
-        code: "gate_failed",
+        code: gate !== null && gate.commit === entry.tip ? "gate_failed" : "rejected",
         message: `The landing queue rejected ${data.id}: ${reason}. ${unchanged}`,
         next: inBerth("gate"),
       };
     case "moved":
       return {
         code: "moved",
-        message: `The landing queue rejected ${data.id}: ${reason}. ${unchanged}`,
+        // Its branch may be what moved: berth changed nothing, but not everything is as it was.
+        message: `The landing queue rejected ${data.id}: ${reason}. Nothing landed, and berth changed nothing of ${data.id}.`,
         next: shellCommand(["berth", "accept", data.id]),
       };
     default:

@@ -19,6 +19,7 @@ import {
   type Lander,
   landFastForward,
   rejectEntry,
+  rejectMoved,
   updateEntry,
 } from "./queue-integrate.js";
 
@@ -94,7 +95,8 @@ export async function drainQueue(
   const commonDir = repo.location.commonDir;
   const before = new Set((await readQueue(commonDir)).filter((e) => isFinal(e)).map((e) => e.seq));
   await recover(lander, trunk);
-  for (;;) {
+  // An interrupt stops the drain: what it was landing went back in the queue (or was withdrawn).
+  while (options.signal?.aborted !== true) {
     const entries = await readQueue(commonDir);
     const own = entries.find((e) => e.seq === lander.own);
     if (own !== undefined && isFinal(own)) break;
@@ -109,13 +111,15 @@ export async function drainQueue(
 
 /** Lands a group; a red batch is bisected. */
 async function landGroup(lander: Lander, group: QueueEntry[], trunk: string): Promise<void> {
-  const live = await stillSubmitted(lander, group);
-  if (live.length === 0) return;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const pending = live.filter((e) => e.state === "queued");
+    // Checked each round: a branch that moved while the last round ran (its gate) was not submitted.
+    const pending = await stillSubmitted(
+      lander,
+      group.filter((e) => e.state === "queued"),
+    );
     if (pending.length === 0) return;
     const outcome = await landOnce(lander, pending, trunk);
-    if (outcome === "done") return;
+    if (outcome === "done" || lander.options.signal?.aborted) return;
     if (outcome === "red") {
       const half = Math.ceil(pending.length / 2);
       await landGroup(lander, pending.slice(0, half), trunk);
@@ -123,7 +127,7 @@ async function landGroup(lander: Lander, group: QueueEntry[], trunk: string): Pr
       return;
     }
   }
-  for (const entry of live.filter((e) => e.state === "queued")) {
+  for (const entry of group.filter((e) => e.state === "queued")) {
     await rejectEntry(
       lander,
       entry,
@@ -179,14 +183,7 @@ async function stillSubmitted(lander: Lander, group: QueueEntry[]): Promise<Queu
       live.push(entry);
       continue;
     }
-    await rejectEntry(
-      lander,
-      entry,
-      { kind: "moved", files: [], check: null },
-      now === null
-        ? `its branch ${entry.branch} is gone`
-        : `${entry.branch} moved since it was submitted (to ${now.slice(0, 12)}); accept it again`,
-    );
+    await rejectMoved(lander, entry, now);
   }
   return live;
 }

@@ -7,6 +7,7 @@ import type { LockOwner } from "../../io/lock.js";
 import { type QueueEntry, type Rejection, writeEntry } from "../../io/queue-store.js";
 import { writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { VerbResult } from "../../result.js";
+import { shortOid } from "../../text.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import { startBerth } from "../lifecycle/start.js";
 import type { Repository } from "../repo/repository.js";
@@ -78,6 +79,23 @@ export async function rejectEntry(
   lander.results.set(entry.seq, outcome);
 }
 
+/**
+ * Rejects an entry whose branch no longer holds the tip it was submitted at:
+ * what lands is what was submitted (and confirmed), never a commit made
+ * since, such as one made while its gate ran; and a moved berth cannot be
+ * torn down. `now`: the branch's tip now, null when it is gone.
+ */
+export function rejectMoved(lander: Lander, entry: QueueEntry, now: string | null): Promise<void> {
+  return rejectEntry(
+    lander,
+    entry,
+    { kind: "moved", files: [], check: null },
+    now === null
+      ? `its branch ${entry.branch} is gone`
+      : `${entry.branch} moved since it was submitted (to ${shortOid(now)}), so what it holds now was never submitted; accept it again`,
+  );
+}
+
 /** A single stack containing the trunk tip: accept's own fast-forward landing. */
 export async function landFastForward(
   lander: Lander,
@@ -89,6 +107,10 @@ export async function landFastForward(
   let result: VerbResult<AcceptData>;
   try {
     const plan = await planAccept(ctx, { target: entry.id });
+    if (plan.mode === "land" && plan.branchTip !== entry.tip) {
+      await rejectMoved(lander, entry, plan.branchTip);
+      return "done";
+    }
     if (plan.mode === "integrate") return requeue(lander, [entry]);
     result = await applyAccept(ctx, plan, lander.options);
   } catch (error) {
@@ -114,14 +136,19 @@ export async function landFastForward(
     return "done";
   }
   if (result.error?.code === "moved") return requeue(lander, [entry]);
+  if (result.interrupted) return setAsideInterrupted(lander, [entry], result);
   const failed = data?.gate?.failures[0];
+  // The gate's own words, without accept's "nothing landed" (the rejection says that itself).
+  const validate = result.steps?.find(
+    (step) => step.step === "validate" && step.outcome === "failed",
+  );
   await rejectEntry(
     lander,
     entry,
     failed ? { kind: "red", files: [], check: failed.name } : refused(),
     failed
       ? `the trunk's gate is red: check "${failed.name}" failed on ${trunk}'s next commit`
-      : (result.error?.message ?? "not landed"),
+      : (validate?.reason ?? result.error?.message ?? "not landed"),
     { result },
   );
   return "done";
@@ -232,6 +259,7 @@ export async function integrate(
   if (!applied.data?.landing.trunk_landed) {
     await discardIntegration(lander, checkout.id, merged);
     if (applied.error?.code === "moved") return requeue(lander, merged);
+    if (applied.interrupted) return setAsideInterrupted(lander, merged, applied);
     const failed = applied.data?.gate?.failures[0];
     if (failed !== undefined && merged.length > 1) {
       await requeue(lander, merged);
@@ -283,6 +311,35 @@ async function requeueAndThrow(
 ): Promise<never> {
   await requeue(lander, entries);
   throw error;
+}
+
+/**
+ * A landing stopped by an interrupt (Ctrl-C, SIGTERM) judged nothing, so it
+ * rejects nothing (a rejection is a conflict or a red gate): the entry of
+ * the accept that was interrupted is withdrawn, as its submitter chose to
+ * stop; any other goes back in the queue for the next lander. The drain
+ * stops (./queue-drain.ts).
+ */
+async function setAsideInterrupted(
+  lander: Lander,
+  entries: QueueEntry[],
+  result: VerbResult<AcceptData>,
+): Promise<GroupOutcome> {
+  for (const entry of entries) {
+    if (entry.seq !== lander.own) {
+      await requeue(lander, [entry]);
+      continue;
+    }
+    await updateEntry(lander, entry, {
+      state: "withdrawn",
+      reason: "interrupted: the accept landing it was stopped before its gate finished",
+      step: null,
+      lander: null,
+      integration: null,
+    });
+    lander.results.set(entry.seq, { result });
+  }
+  return "done";
 }
 
 async function requeue(lander: Lander, entries: QueueEntry[]): Promise<GroupOutcome> {

@@ -1,0 +1,94 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { berthWith, queueFixture, tip } from "./helpers/queue.js";
+import { BERTH_BIN, collectRun, runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * What lands is what was submitted (spec sections 4 and 11): an accept
+ * confirms one tip, and a commit made on the berth while its gate runs is
+ * not that tip. And an interrupted accept judged nothing: its entry is
+ * withdrawn, never recorded as a rejection (a conflict or a red gate).
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+async function waitFor(what: string, test: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("the tip an accept submitted", () => {
+  it("a commit made on the berth while its gate runs does not land, and the refusal says the berth moved", async () => {
+    // The check itself commits: the berth moves under every gate the queue would run.
+    const fx = queueFixture(
+      `[gate]\nchecks = [{ name = "commits", run = "git commit -q --allow-empty -m from-check" }]\n`,
+    );
+    repo = fx.repo;
+    const { env } = fx;
+    const berth = await berthWith(repo, env, "grows", { "grows.txt": "work\n" });
+    const submitted = tip(repo, berth.branch);
+    const trunkBefore = tip(repo, "main");
+
+    const run = await runBerth(["accept", berth.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("moved");
+    expect(run.json.error.message).toContain("moved since it was submitted");
+    expect(run.json.error.message).not.toContain("kept moving");
+    expect(run.json.data.queue).toMatchObject({ state: "rejected", rejection: { kind: "moved" } });
+    expect(tip(repo, "main")).toBe(trunkBefore);
+    // One gate ran, on the submitted tip: the queue did not go round gating each new commit.
+    expect(repo.git(["rev-list", "--count", `${submitted}..${berth.branch}`])).toBe("1");
+    expect(existsSync(berth.path)).toBe(true);
+  });
+});
+
+describe("an interrupted accept", () => {
+  it("withdraws its entry (not a rejection), lands nothing and leaves the berth as it was", async () => {
+    const started = "started";
+    const fx = queueFixture(
+      `[gate]\nchecks = [{ name = "slow", run = 'touch "$MARKER.${started}"; sleep 30' }]\n`,
+    );
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const berth = await berthWith(repo, env, "stopped", { "stopped.txt": "work\n" });
+    const tipBefore = tip(repo, berth.branch);
+    const trunkBefore = tip(repo, "main");
+
+    const child = spawn(process.execPath, [BERTH_BIN, "accept", berth.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collectRun(child);
+    await waitFor("the gate's check to start", () => existsSync(`${marker}.${started}`), 20_000);
+    child.kill("SIGTERM");
+    const run = await done;
+    expect(run.code).not.toBe(0);
+    expect(run.json.ok).toBe(false);
+    expect(run.json.error.message).toContain("interrupted");
+    expect(run.json.error.message).not.toContain("..");
+    expect(run.json.data.queue).toMatchObject({ state: "withdrawn", rejection: null });
+
+    expect(tip(repo, "main")).toBe(trunkBefore);
+    expect(tip(repo, berth.branch)).toBe(tipBefore);
+    expect(existsSync(berth.path)).toBe(true);
+    const queue = await runBerth(["queue", "--json"], { cwd: repo.path, env });
+    expect(queue.json.data.entries.at(-1)).toMatchObject({ state: "withdrawn" });
+    // Not "rejected": nothing judged it.
+    const awaited = await runBerth(
+      ["await", "--landed", berth.branch, "--timeout", "0", "--json"],
+      {
+        cwd: repo.path,
+        env,
+      },
+    );
+    expect(awaited.json.data.reason).not.toBe("rejected");
+    expect(readFileSync(join(berth.path, "stopped.txt"), "utf8")).toBe("work\n");
+  });
+});
