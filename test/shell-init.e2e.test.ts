@@ -55,6 +55,19 @@ describe("berth shell-init bash", () => {
     );
     expect(unknown.stdout).toBe(`rc=1 ${r.path}\n`);
     expect(unknown.stderr).toMatch(/No worktree of this repository is "nope"/);
+    // Not a switch to a berth: the binary's own answer, and the folder stays.
+    const bare = bash(r, `eval "$(berth shell-init bash)"; berth switch; echo "rc=$? $PWD"`);
+    expect(bare.stdout).toBe(`rc=2 ${r.path}\n`);
+    expect(bare.stderr).toContain("missing required argument");
+    expect(bare.stderr).not.toContain("cd:");
+    const json = bash(
+      r,
+      `eval "$(berth shell-init bash)"; berth switch --json ${a.id}; echo "rc=$? $PWD"`,
+    );
+    expect(JSON.parse(json.stdout.slice(0, json.stdout.lastIndexOf("rc=")))).toMatchObject({
+      ok: true,
+    });
+    expect(json.stdout).toContain(`rc=0 ${r.path}\n`);
     const started = bash(r, `eval "$(berth shell-init bash)"; cd "$(berth start gamma)" && pwd`);
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toMatch(/\.worktrees\/gamma-[0-9a-f]{6}\n$/);
@@ -67,10 +80,11 @@ describe("berth shell-init bash", () => {
     expect(script.code).toBe(0);
     execFileSync("bash", ["-n"], { input: script.stdout });
     const zsh = await runBerth(["shell-init", "zsh"], { cwd: r.path, env: r.env });
-    expect(zsh.stdout).toContain('__berth_dir="$(command berth path "$@")" || return');
+    expect(zsh.stdout).toContain('__berth_dir="$(command berth path "$2")" || return');
     const fish = await runBerth(["shell-init", "fish"], { cwd: r.path, env: r.env });
     expect(fish.stdout).toContain("function berth");
-    expect(fish.stdout).toContain("command berth path $argv[2..-1]");
+    expect(fish.stdout).toContain("command berth path $argv[2]");
+    expect(fish.stdout).toContain("test (count $argv) -eq 2");
     const bad = await runBerth(["shell-init", "tcsh"], { cwd: r.path, env: r.env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("bash, zsh, fish");
