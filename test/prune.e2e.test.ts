@@ -246,6 +246,26 @@ destroy = 'if [ "$BERTH_ID" = "$FAIL_ID" ]; then echo "cannot drop $BERTH_ID" >&
   });
 });
 
+describe("nothing to prune", () => {
+  it("--yes with nothing to do says so; it is no dry run", async () => {
+    repo = makeRepo();
+    const run = await runBerth(["worktree", "prune", "--yes"], { cwd: repo.path, env: repo.env });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Nothing to prune.");
+    expect(run.stdout).not.toContain("dry run");
+    const json = await runBerth(["worktree", "prune", "--yes", "--json"], {
+      cwd: repo.path,
+      env: repo.env,
+    });
+    expect(json.json).toMatchObject({ ok: true, steps: [] });
+    const dry = await runBerth(["worktree", "prune", "--dry-run"], {
+      cwd: repo.path,
+      env: repo.env,
+    });
+    expect(dry.stdout).toContain("(dry run: nothing changed)");
+  });
+});
+
 describe("the landed and stale sections", () => {
   it("after the train lands, prune deletes the kept refs as landed branches", async () => {
     const f = setUp();

@@ -2,7 +2,7 @@ import type { Context } from "../context.js";
 import { applyPrune, hasWork, type PruneData } from "../core/lifecycle/prune-apply.js";
 import { ignoredOfRemovals, type PrunePlan, planPrune } from "../core/lifecycle/prune-plan.js";
 import type { DiskUsage } from "../io/disk-usage.js";
-import { asApplied, type PlanApplyResult, plannedResult } from "../result.js";
+import { appliedResult, asApplied, type PlanApplyResult, plannedResult } from "../result.js";
 import { shellCommand } from "../text.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { pruneConfirmText, renderPruneResult } from "../ui/prune-view.js";
@@ -49,8 +49,10 @@ export async function worktreePruneCommand(
     skipped: [],
   };
   if (options.dryRun || !hasWork(plan.sections, contained)) {
-    // Nothing to apply is a plan too: it changes nothing.
-    const result = plannedResult("worktree prune", planned, plan.steps, { hints: plan.hints });
+    // Nothing to apply changes nothing, but it is no dry run unless asked for: it says "Nothing to prune".
+    const result = options.dryRun
+      ? plannedResult("worktree prune", planned, plan.steps, { hints: plan.hints })
+      : appliedResult("worktree prune", planned, plan.steps, [], { hints: plan.hints });
     if (!options.dryRun && plan.sections.contained.length > 0) {
       result.hints.push(
         "contained berths are offered, not reclaimed: berth worktree prune --contained",
