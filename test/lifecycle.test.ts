@@ -233,6 +233,8 @@ describe("setup steps and ensure", () => {
     expect(run.json.error.message).toContain("setup step 2");
     expect(run.json.error.message).toContain("npm exploded");
     expect(run.json.data.failed_step).toBe("setup step 2");
+    // The retry starts the same berth: its name is kept.
+    expect(run.json.error.next).toBe("berth start setup-fails --from main");
     expect(markerLines(marker).map((l) => l.split(" ").slice(0, 2).join(" "))).toEqual([
       "create db",
       "destroy db",

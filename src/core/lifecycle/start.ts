@@ -17,7 +17,7 @@ import {
   plannedResult,
   type StepOutcome,
 } from "../../result.js";
-import { shellCommand } from "../../text.js";
+import { type CommandLine, shellCommand } from "../../text.js";
 import { VERSION } from "../../version.js";
 import { type BriefChange, forgetRecordsWithout, storeRecord } from "../berth/briefs.js";
 import type { BerthFacts } from "../berth/env.js";
@@ -111,6 +111,14 @@ export async function startBerth(
     resumed: resume !== null,
     recordBefore: null,
     recordWritten: false,
+    // The same start again: a resume names only its parked branch; a new berth keeps its name too.
+    retry: shellCommand([
+      "berth",
+      "start",
+      ...(resume === null && options.name !== undefined ? [options.name] : []),
+      "--from",
+      base.name,
+    ]),
   };
 
   // Under the fleet lock: what the fleet sees (checkout, branch, marker, ledger, resources).
@@ -221,6 +229,8 @@ interface StartRun {
   /** The branch's brief record before this run wrote it, restored by an undo. */
   recordBefore: BriefRecord | null;
   recordWritten: boolean;
+  /** The command that starts the same berth again, once the failing command is fixed. */
+  retry: CommandLine;
 }
 
 async function createCheckout(
@@ -352,7 +362,7 @@ async function undoStartRun(run: StartRun, failedStep: string, detail: string): 
     `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
       `Everything this run created was undone${destroyed}: ${gone}${branchNote}\n` +
       "Fix the failing command in berth.toml, then start again.",
-    { next: shellCommand(["berth", "start", "--from", base.name]), data },
+    { next: run.retry, data },
   );
 }
 
