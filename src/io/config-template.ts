@@ -26,7 +26,7 @@ branch_prefix = "berth/"  # every berth branch is <prefix><id>
 
 [worktree]
 root = ""                 # "" = sibling folder "<repo>.worktrees/"; relative = from repo root
-env_files = [".env", ".env.local"]  # copied from the main checkout into each berth
+env_files = [".env", ".env.local"]  # git-ignored env files berth writes its BERTH_* keys into
 inherit_env = []          # keys copied from the main checkout's env files
 port_base = 41000         # deterministic port band: [port_base, port_base + port_span)
 port_span = 2000          # number of ports in the band
