@@ -141,6 +141,12 @@ describe("berth mcp", () => {
     const relative = await call(c, "status", { path: "repo" });
     expect(relative.isError).toBe(true);
     expect(relative.text).toContain("path: expected an absolute path");
+    // A folder that does not exist is the folder's fault: git is there.
+    const missing = await call(c, "gate", { path: `${r.path}-nowhere` });
+    expect(missing.isError).toBe(true);
+    expect(missing.env).toMatchObject({ ok: false, error: { code: "not_a_repository" } });
+    expect(missing.text).toContain(`${r.path}-nowhere is not a folder that exists`);
+    expect(missing.text).not.toContain("no git on PATH");
     // Nothing started, and the server still answers.
     expect(r.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
     const status = await call(c, "status", {});

@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { GitError, UserError } from "../errors.js";
 import { shellCommand } from "../text.js";
@@ -107,6 +107,13 @@ function newlinePathRefusal(path: string | null): UserError {
  */
 async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<RepoLocation> {
   if (!(error instanceof GitError)) throw error;
+  // Spawning in a folder that is not there fails as ENOENT too: that is the folder's fault, not git's.
+  if (!isFolder(cwd)) {
+    throw new UserError(
+      "not_a_repository",
+      `${cwd} is not a folder that exists; name (or cd into) a folder inside a git repository.`,
+    );
+  }
   if (gitMissing(error)) {
     throw new UserError(
       "precondition_failed",
@@ -133,6 +140,14 @@ async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<Rep
  * git could not be started at all: Node reports ENOENT, and a shell (a group
  * of calls, run-group.ts) exits 127, the code POSIX gives a missing command.
  */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function gitMissing(error: GitError): boolean {
   if (error.exitCode === 127) return true;
   return error.exitCode === null && /\bENOENT\b/.test(error.stderr);
