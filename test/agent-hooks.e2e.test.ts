@@ -82,6 +82,10 @@ describe("berth hook claude-worktree-create", () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(/not JSON/);
+    // One line, naming the hook once.
+    expect(run.stderr).toBe(
+      "berth hook claude-worktree-create: stdin is not JSON; nothing changed.\n",
+    );
     expect(worktreePaths(r)).toEqual([r.path]);
   });
 

@@ -25,7 +25,7 @@ export async function hookWorktreeCreateCommand(
   ctx: Context,
   stdin: string,
 ): Promise<CommandOutcome> {
-  const payload = parseHookPayload(stdin, "claude-worktree-create");
+  const payload = parseHookPayload(stdin);
   const here = payload.cwd === null ? ctx : { ...ctx, cwd: payload.cwd };
   return runVerb("start", here, { surface: "hook" }, async (inner) => {
     const result = await startBerth(inner, { name: payload.name ?? undefined });
@@ -42,7 +42,7 @@ export async function hookWorktreeRemoveCommand(
   ctx: Context,
   stdin: string,
 ): Promise<CommandOutcome> {
-  const payload = parseHookPayload(stdin, "claude-worktree-remove");
+  const payload = parseHookPayload(stdin);
   const target = payload.worktreePath;
   if (target === null) {
     throw new UserError(
@@ -86,7 +86,7 @@ export async function hookSessionStartCommand(
   ctx: Context,
   stdin: string,
 ): Promise<CommandOutcome> {
-  const payload = parseHookPayload(stdin, "session-start");
+  const payload = parseHookPayload(stdin);
   const here = payload.cwd === null ? ctx : { ...ctx, cwd: payload.cwd };
   const place = await readSessionPlace(here);
   if (place.kind !== "berth") {

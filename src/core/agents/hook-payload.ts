@@ -20,40 +20,39 @@ export interface HookPayload {
 }
 
 /** Parses the payload text; an empty stdin is an empty payload. */
-export function parseHookPayload(text: string, hook: string): HookPayload {
+export function parseHookPayload(text: string): HookPayload {
   if (text.trim() === "") return { cwd: null, name: null, worktreePath: null };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    throw payloadError(hook, "stdin is not JSON");
+    throw payloadError("stdin is not JSON");
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-    throw payloadError(hook, "stdin is not a JSON object");
+    throw payloadError("stdin is not a JSON object");
   }
   const r = raw as Record<string, unknown>;
   return {
-    cwd: absolutePath(r.cwd, "cwd", hook),
-    name:
-      nonEmptyString(r.worktree_name, "worktree_name", hook) ??
-      nonEmptyString(r.name, "name", hook),
-    worktreePath: absolutePath(r.worktree_path, "worktree_path", hook),
+    cwd: absolutePath(r.cwd, "cwd"),
+    name: nonEmptyString(r.worktree_name, "worktree_name") ?? nonEmptyString(r.name, "name"),
+    worktreePath: absolutePath(r.worktree_path, "worktree_path"),
   };
 }
 
-function nonEmptyString(value: unknown, key: string, hook: string): string | null {
+function nonEmptyString(value: unknown, key: string): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "string") throw payloadError(hook, `"${key}" is not a string`);
+  if (typeof value !== "string") throw payloadError(`"${key}" is not a string`);
   return value.trim() === "" ? null : value;
 }
 
-function absolutePath(value: unknown, key: string, hook: string): string | null {
-  const text = nonEmptyString(value, key, hook);
+function absolutePath(value: unknown, key: string): string | null {
+  const text = nonEmptyString(value, key);
   if (text === null) return null;
-  if (!isAbsolute(text)) throw payloadError(hook, `"${key}" is not an absolute path: ${text}`);
+  if (!isAbsolute(text)) throw payloadError(`"${key}" is not an absolute path: ${text}`);
   return text;
 }
 
-function payloadError(hook: string, why: string): UserError {
-  return new UserError("usage", `berth hook ${hook}: ${why}; nothing changed.`);
+/** The refusal names the hook itself ("berth hook <event>: ..."): the message is only why. */
+function payloadError(why: string): UserError {
+  return new UserError("usage", `${why}; nothing changed.`);
 }
