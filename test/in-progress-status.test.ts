@@ -38,4 +38,21 @@ describe("an operation in progress in a berth", () => {
     expect(human.stderr + human.stdout).not.toContain("abandoned");
     expect(human.stderr + human.stdout).not.toContain("berth start --from");
   });
+
+  it("a berth detached on purpose still holds its own branch: not abandoned, no resume advice", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const started = await runBerth(["start", "looking", "--json"], { cwd: r.path, env: r.env });
+    const berth = started.json.data as { id: string; branch: string; path: string };
+    r.write("work.txt", "work\n", berth.path);
+    r.commit("work", berth.path);
+    r.git(["checkout", "-q", "--detach"], berth.path);
+
+    const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+    expect(status.code).toBe(0);
+    expect(status.json.data.refs).toEqual([]);
+    const human = await runBerth(["status"], { cwd: r.path, env: r.env });
+    expect(human.stderr + human.stdout).not.toContain("abandoned");
+    expect(human.stderr + human.stdout).not.toContain("berth start --from");
+  });
 });

@@ -164,10 +164,12 @@ export async function readStatus(
   );
   const hints: string[] = inProgressHints(rows, reading.inScope, checkouts);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
-  // A branch a live checkout is rebasing is held by it (its HEAD is detached meanwhile): never abandoned.
-  const rebasing = new Set(
+  // A live checkout holds the branch it is rebasing, and a detached berth its own branch (its
+  // marker names it): neither branch is a kept ref, let alone abandoned work to resume.
+  const held = new Set(
     survey.worktrees.flatMap((w) => {
-      const branch = checkouts.operation(w)?.branch;
+      const branch =
+        checkouts.operation(w)?.branch ?? (w.entry.detached ? w.marker?.branch : undefined);
       return branch ? [branch] : [];
     }),
   );
@@ -188,7 +190,7 @@ export async function readStatus(
       worktrees: rows,
       refs:
         scope === "fleet"
-          ? statusRefs(survey, containment.refs, records).filter((r) => !rebasing.has(r.branch))
+          ? statusRefs(survey, containment.refs, records).filter((r) => !held.has(r.branch))
           : [],
       landings,
       overlaps: overlaps?.groups ?? [],
