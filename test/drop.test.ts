@@ -107,6 +107,32 @@ describe("drop refuses work it would discard without --force", () => {
   });
 });
 
+describe("commits on a branch the drop keeps", () => {
+  it("a berth switched to a branch of its own: the drop keeps that branch and its commits, needs no --force, and the plan does not say it discards them", async () => {
+    const { repo, env } = setUp();
+    const berth = await startBerth(repo, "switched", env);
+    repo.git(["switch", "-q", "-c", "other"], berth.path);
+    repo.write("other.txt", "work\n", berth.path);
+    const commit = repo.commit("other work", berth.path);
+
+    const dry = await runBerth(["worktree", "drop", berth.id, "--dry-run"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain("keeps     branch other");
+    expect(dry.stdout).not.toContain("discards");
+    const run = await runBerth(["worktree", "drop", berth.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.data).toMatchObject({ forced: false, reasons: [], delete_branch: null });
+    expect(existsSync(berth.path)).toBe(false);
+    expect(repo.git(["rev-parse", "other"])).toBe(commit);
+  });
+});
+
 describe("drop never touches what it must not", () => {
   it("refuses a locked worktree even with --force", async () => {
     const { repo, env } = setUp();

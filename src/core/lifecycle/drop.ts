@@ -120,8 +120,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   const inFlight = describeVerbInFlight(activity.worktrees.get(entry.path));
   if (inFlight !== null) reasons.unshift({ kind: "in_flight", detail: inFlight });
   const trunk = survey.trunk.name;
-  const forced = reasons.length > 0;
-  const branchReading: BranchReading = {
+  const reading = (recovered: boolean): BranchReading => ({
     branch: entry.branch,
     trunk,
     prefix: repo.config.repository.branch_prefix,
@@ -133,9 +132,16 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, entry.branch, worktree),
     // An unborn branch has no commits to lose.
     landed: entry.head === null || worktree.ahead === 0,
-    // A forced drop writes a recovery ref holding the tip before anything goes.
-    recovered: forced && entry.head !== null,
-  };
+    recovered,
+  });
+  // Commits on a branch the drop keeps in any case (outside the prefix, not berth's) stay on
+  // it: they are not discarded, and need no --force. A detached HEAD's are still at risk.
+  const branchStays =
+    entry.branch !== null && !entry.detached && !branchVerdict(reading(true)).delete;
+  const discards = branchStays ? reasons.filter((r) => r.kind !== "unlanded") : reasons;
+  const forced = discards.length > 0;
+  // A forced drop writes a recovery ref holding the tip before anything goes.
+  const branchReading = reading(forced && entry.head !== null);
   const verdict = branchVerdict(branchReading);
   const branchToDrop = verdict.delete ? verdict.branch : null;
   const hints: string[] = [];
@@ -155,7 +161,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     head: entry.head,
     trunk,
     forced,
-    reasons,
+    reasons: discards,
     ignored,
     resources,
     delete_branch: branchToDrop,
@@ -167,7 +173,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   if (forced && !options.force) {
     throw new UserError(
       "precondition_failed",
-      `${target.id} holds work a drop would discard:\n${reasons.map((r) => `  - ${describeReason(r)}`).join("\n")}\n--force drops it anyway; a recovery ref keeps its commits.`,
+      `${target.id} holds work a drop would discard:\n${discards.map((r) => `  - ${describeReason(r)}`).join("\n")}\n--force drops it anyway; a recovery ref keeps its commits.`,
       {
         next: shellCommand(["berth", "worktree", "drop", target.id, "--force"]),
         data,
