@@ -13,15 +13,17 @@ import { applyAccept, planAccept } from "./accept.js";
 import {
   discardIntegration,
   finishEntry,
-  type GroupOutcome,
   integrate,
   integrationIdPrefix,
-  type Lander,
   landFastForward,
+} from "./queue-integrate.js";
+import {
+  type GroupOutcome,
+  type Lander,
   rejectEntry,
   rejectMoved,
   updateEntry,
-} from "./queue-integrate.js";
+} from "./queue-lander.js";
 
 /**
  * Draining the landing queue (spec section 11): the one place the order of

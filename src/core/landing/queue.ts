@@ -22,7 +22,7 @@ import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { completeLeftovers } from "./queue-discard.js";
 import { acquireQueueLock, type DrainReport, drainQueue } from "./queue-drain.js";
 import { type QueueEntryView, viewEntry, viewQueue } from "./queue-entries.js";
-import type { Lander } from "./queue-integrate.js";
+import type { Lander } from "./queue-lander.js";
 
 export { type QueueEntryView, viewQueue };
 

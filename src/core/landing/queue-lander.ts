@@ -1,0 +1,139 @@
+import { type Context, silentJournal } from "../../context.js";
+import { UserError } from "../../errors.js";
+import type { LockOwner } from "../../io/lock.js";
+import { type QueueEntry, type Rejection, writeEntry } from "../../io/queue-store.js";
+import type { VerbResult } from "../../result.js";
+import { shortOid } from "../../text.js";
+import type { Repository } from "../repo/repository.js";
+import type { AcceptApplyOptions, AcceptData } from "./accept.js";
+
+/**
+ * The lander (spec section 11): who drains the queue, and the one way an
+ * entry's state changes as it does, each change written to the entry before
+ * the next step (invariant 7): rejected (with why), moved since it was
+ * submitted, back in the queue, or withdrawn by an interrupt. Landing
+ * itself is ./queue-integrate.ts; the order, ./queue-drain.ts.
+ */
+
+/** What one landing pass carries: who lands, where results go, gate runs counted. */
+export interface Lander {
+  /** The submitter's own context (its logbook), used for its own entry. */
+  ctx: Context;
+  repo: Repository;
+  options: AcceptApplyOptions;
+  me: LockOwner;
+  /** The entry whose result the caller returns, or null (`queue run`). */
+  own: number | null;
+  results: Map<number, { result?: VerbResult<AcceptData>; error?: unknown }>;
+  gateRuns: number;
+}
+
+export type GroupOutcome = "done" | "red" | "moved";
+
+/** A context for work done on behalf of the queue: at the main checkout, no logbook of its own. */
+export function queueContext(lander: Lander, entry: QueueEntry | null): Context {
+  if (entry !== null && entry.seq === lander.own) return lander.ctx;
+  return { ...lander.ctx, cwd: lander.repo.mainPath, journal: silentJournal };
+}
+
+export async function updateEntry(
+  lander: Lander,
+  entry: QueueEntry,
+  change: Partial<QueueEntry>,
+): Promise<void> {
+  Object.assign(entry, change, { updated_at: lander.ctx.now().toISOString() });
+  await writeEntry(lander.repo.location.commonDir, entry);
+}
+
+export async function rejectEntry(
+  lander: Lander,
+  entry: QueueEntry,
+  rejection: Rejection,
+  reason: string,
+  outcome: { result?: VerbResult<AcceptData>; error?: unknown } = {},
+): Promise<void> {
+  await updateEntry(lander, entry, {
+    state: "rejected",
+    rejection,
+    reason,
+    lander: null,
+    step: null,
+  });
+  lander.results.set(entry.seq, outcome);
+}
+
+/**
+ * Rejects an entry whose branch no longer holds the tip it was submitted at:
+ * what lands is what was submitted (and confirmed), never a commit made
+ * since, such as one made while its gate ran; and a moved berth cannot be
+ * torn down. `now`: the branch's tip now, null when it is gone.
+ */
+export function rejectMoved(lander: Lander, entry: QueueEntry, now: string | null): Promise<void> {
+  return rejectEntry(
+    lander,
+    entry,
+    { kind: "moved", files: [], check: null },
+    now === null
+      ? `its branch ${entry.branch} is gone`
+      : `${entry.branch} moved since it was submitted (to ${shortOid(now)}), so what it holds now was never submitted; accept it again`,
+  );
+}
+
+export function refused(): Rejection {
+  return { kind: "refused", files: [], check: null };
+}
+
+/** An unreachable remote judged nothing: the entries stay queued and the drain stops with its refusal. */
+export function isRemoteFailure(error: unknown): error is UserError {
+  return error instanceof UserError && error.code === "remote_failed";
+}
+
+export async function requeueAndThrow(
+  lander: Lander,
+  entries: QueueEntry[],
+  error: UserError,
+): Promise<never> {
+  await requeue(lander, entries);
+  throw error;
+}
+
+/**
+ * A landing stopped by an interrupt (Ctrl-C, SIGTERM) judged nothing, so it
+ * rejects nothing (a rejection is a conflict or a red gate): the entry of
+ * the accept that was interrupted is withdrawn, as its submitter chose to
+ * stop; any other goes back in the queue for the next lander. The drain
+ * stops (./queue-drain.ts).
+ */
+export async function setAsideInterrupted(
+  lander: Lander,
+  entries: QueueEntry[],
+  result: VerbResult<AcceptData>,
+): Promise<GroupOutcome> {
+  for (const entry of entries) {
+    if (entry.seq !== lander.own) {
+      await requeue(lander, [entry]);
+      continue;
+    }
+    await updateEntry(lander, entry, {
+      state: "withdrawn",
+      reason: "interrupted: the accept landing it was stopped before its gate finished",
+      step: null,
+      lander: null,
+      integration: null,
+    });
+    lander.results.set(entry.seq, { result });
+  }
+  return "done";
+}
+
+export async function requeue(lander: Lander, entries: QueueEntry[]): Promise<GroupOutcome> {
+  for (const entry of entries) {
+    await updateEntry(lander, entry, {
+      state: "queued",
+      step: null,
+      lander: null,
+      integration: null,
+    });
+  }
+  return "moved";
+}
