@@ -163,6 +163,13 @@ describe("landing a fleet through the queue", () => {
       state: "rejected",
       rejection: { kind: "red", check: "record" },
     });
+    // The integration checkout is gone; its failed check's log is kept, and the way to
+    // reproduce it names the berth, not the removed checkout.
+    const [failure] = run.json.data.gate.failures;
+    expect(existsSync(failure.log)).toBe(true);
+    expect(failure.log.startsWith(join(repo.path, ".git", "berth", "queue"))).toBe(true);
+    expect(failure.reproduce.startsWith(`cd ${sneaky.path} && berth update && `)).toBe(true);
+    expect(existsSync(run.json.data.gate.path)).toBe(false);
     expect(tip(repo, "main")).toBe(trunkBefore);
     expect(existsSync(sneaky.path)).toBe(true);
   });

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { copyFile, mkdir, readdir, readFile } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { createFileAtomic, writeJsonAtomic } from "./atomic.js";
 import type { LockOwner } from "./lock.js";
 import { sharedStateDir } from "./paths.js";
@@ -69,6 +69,28 @@ export interface QueueEntry {
 
 export function queueDir(commonDir: string): string {
   return join(sharedStateDir(commonDir), "queue");
+}
+
+/**
+ * Keeps a copy of a gate log under `<queue>/logs/<seq>-<its name>`: an
+ * integration checkout's logs go with it when it is removed, and a red
+ * integration gate's log is what its submitter needs. Returns the copy's
+ * path; null when it could not be copied.
+ */
+export async function keepQueueLog(
+  commonDir: string,
+  seq: number,
+  log: string,
+): Promise<string | null> {
+  const folder = join(queueDir(commonDir), "logs");
+  const kept = join(folder, `${seq}-${basename(log)}`);
+  try {
+    await mkdir(folder, { recursive: true });
+    await copyFile(log, kept);
+    return kept;
+  } catch {
+    return null;
+  }
 }
 
 export function queueLockPath(commonDir: string): string {

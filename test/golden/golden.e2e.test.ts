@@ -135,6 +135,10 @@ describe.concurrent(SCENARIOS, { timeout: 180_000 }, () => {
     await check("await-green-met", ["await", "--green", berth.branch, "--timeout", "0", "--json"]);
     await check("accept-lands", ["accept", "--yes", "--json"], { cwd: berth.path });
     await check("await-landed-met", ["await", "--landed", berth.branch, "--json"]);
+    // From a berth, where berth update can take the new trunk: the hint says so.
+    await check("await-landed-met-in-a-berth", ["await", "--landed", berth.branch, "--json"], {
+      cwd: behind.path,
+    });
     await check("await-trunk-moved-not-met", [
       "await",
       "--trunk-moved",

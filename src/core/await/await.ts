@@ -268,7 +268,7 @@ export async function runAwait(
     ok: ending !== "rejected",
     verb: "await",
     data,
-    hints: [...hintsFor(data), ...hints],
+    hints: [...hintsFor(data, caller !== undefined && !caller.isMain), ...hints],
     ...(exitCode === undefined ? {} : { exitCode }),
     ...(ending === "interrupted" ? { interrupted: true } : {}),
     ...(ending === "rejected"
@@ -343,7 +343,8 @@ async function resumedTarget(
   return { branch, tip: null, worktree: null, gone: false };
 }
 
-function hintsFor(data: AwaitData): string[] {
+/** `inBerth`: the caller runs in a berth, where `berth update` can merge the new trunk. */
+function hintsFor(data: AwaitData, inBerth: boolean): string[] {
   // A rejection is its own answer (its hint says why); there is nothing to wait on.
   if (data.reason === "rejected") return [];
   if (!data.met) {
@@ -362,5 +363,5 @@ function hintsFor(data: AwaitData): string[] {
       `build on it: berth start --from ${data.tip} (a new stage), or berth update --from ${data.tip} (merge it into this berth)`,
     ];
   }
-  return [`berth update merges the new ${data.trunk ?? "trunk"} into this berth`];
+  return inBerth ? [`berth update merges the new ${data.trunk ?? "trunk"} into this berth`] : [];
 }

@@ -172,8 +172,13 @@ export function noChecksHint(): string {
 /**
  * `cd <path> && <command>`. A command with its own lists, pipes or
  * background jobs goes through `sh -c`, so that pasting it runs all of it in
- * the checkout (and an `exit` in it cannot close the user's shell).
+ * the checkout (and an `exit` in it cannot close the user's shell). `first`
+ * runs in the checkout before it (an integration gate's `berth update`).
  */
-export function reproduceCommand(path: string, command: string): CommandLine {
-  return commandSequence(shellCommand(["cd", path]), userShellCommand(command));
+export function reproduceCommand(
+  path: string,
+  command: string,
+  ...first: readonly CommandLine[]
+): CommandLine {
+  return commandSequence(shellCommand(["cd", path]), ...first, userShellCommand(command));
 }

@@ -2,13 +2,15 @@ import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../git/merge.js";
 import { resolveCommit } from "../../git/refs.js";
-import type { QueueEntry } from "../../io/queue-store.js";
+import { keepQueueLog, type QueueEntry } from "../../io/queue-store.js";
 import { writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { VerbResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import { startBerth } from "../lifecycle/start.js";
 import type { Repository } from "../repo/repository.js";
 import { type AcceptData, applyAccept, planAccept } from "./accept.js";
+import { reproduceCommand } from "./gate-report.js";
 import { removeIntegrationCheckout } from "./queue-discard.js";
 import {
   type GroupOutcome,
@@ -199,6 +201,7 @@ export async function integrate(
     for (const entry of merged) entry.gate_runs++;
   }
   if (!applied.data?.landing.trunk_landed) {
+    await keepIntegrationFailures(lander, first, applied);
     await discardIntegration(lander, checkout.id, merged);
     if (applied.error?.code === "moved") return requeue(lander, merged);
     if (applied.interrupted) return setAsideInterrupted(lander, merged, applied);
@@ -224,6 +227,31 @@ export async function integrate(
     await finishEntry(lander, entry, { old: trunkTip, new: commit, trunk }, applied);
   }
   return "done";
+}
+
+/**
+ * A red integration gate's failures, made to outlive the integration
+ * checkout, which is removed next: each failed check's log is kept in the
+ * queue's folder, and its reproduce line runs the check in the berth that
+ * led the group, once the trunk is merged there (the refusal's next does the
+ * same with `berth update` and `berth gate`). The checkout's own path would
+ * name a folder that is gone.
+ */
+async function keepIntegrationFailures(
+  lander: Lander,
+  leader: QueueEntry,
+  applied: VerbResult<AcceptData>,
+): Promise<void> {
+  for (const failure of applied.data?.gate?.failures ?? []) {
+    if (failure.log !== null) {
+      failure.log = await keepQueueLog(lander.repo.location.commonDir, leader.seq, failure.log);
+    }
+    failure.reproduce = reproduceCommand(
+      leader.path ?? lander.repo.mainPath,
+      failure.command,
+      shellCommand(["berth", "update"]),
+    );
+  }
 }
 
 /** The id of the integration berth for the group led by entry `seq` starts with this. */
