@@ -166,6 +166,18 @@ describe("berth deletes only branches it made (item 9)", () => {
     expect(f.repo.git(["branch", "--list", "berth/handmade"])).toContain("berth/handmade");
   });
 
+  it("a hand-made branch a plain git worktree holds is not listed with a git branch -d that git would refuse", async () => {
+    const f = setUp();
+    f.repo.git(["branch", "berth/manual"]);
+    f.repo.git(["worktree", "add", "-q", join(f.repo.dir.path, "plain"), "berth/manual"]);
+
+    const dry = await f.berth(["worktree", "prune", "--dry-run", "--json"]);
+    expect(dry.json.data.sections.not_made_by_berth).toEqual([]);
+    const text = await f.berth(["worktree", "prune", "--dry-run"]);
+    expect(text.stdout).not.toContain("git branch -d berth/manual");
+    expect(f.repo.git(["branch", "--list", "berth/manual"])).toContain("berth/manual");
+  });
+
   it("start records its branch; the landed prune deletes it and forgets the record", async () => {
     const f = setUp();
     const b = await f.start("recorded");

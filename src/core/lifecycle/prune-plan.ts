@@ -248,17 +248,19 @@ function landedBranches(
   if (trunkTip === null) return { deletable, unrecorded };
   for (const [branch, tip] of survey.branches) {
     const integrated = survey.integratedBranches.has(branch);
+    const held = checkedOutElsewhere(survey.worktrees, branch, null);
     const verdict = branchVerdict({
       branch,
       trunk: trunk.name,
       prefix: repo.config.repository.branch_prefix,
       madeByBerth: made.has(branch),
-      heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, null),
+      heldByAnotherCheckout: held,
       landed: ancestry.isAncestor(tip, trunkTip),
       recovered: integrated,
     });
     if (verdict.delete) deletable.push({ kind: "branch", branch, tip, integrated });
-    else if (verdict.because === "not_made_by_berth") unrecorded.push({ branch, tip });
+    // Listed with `git branch -d` for a person: never one a checkout holds, where git refuses that.
+    else if (verdict.because === "not_made_by_berth" && !held) unrecorded.push({ branch, tip });
   }
   const byName = (a: { branch: string }, b: { branch: string }) =>
     naturalCompare(a.branch, b.branch);
