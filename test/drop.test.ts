@@ -174,6 +174,23 @@ describe("drop never touches what it must not", () => {
     expect(run.code).toBe(1);
     expect(run.json.error.message).toContain("ready marker");
     expect(fleetSnapshot(repo)).toBe(before);
+    // By the id status shows for it, its folder's name: the same refusal, not "no such worktree".
+    const status = await runBerth(["status", "--json"], { cwd: repo.path, env });
+    const ids = status.json.data.worktrees.map((w: { id: string }) => w.id);
+    expect(ids).toContain("hand-made");
+    const byId = await runBerth(["worktree", "drop", "hand-made", "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(byId.json.error.code).toBe("precondition_failed");
+    expect(byId.json.error.message).toContain("ready marker");
+    const main = ids.find((id: string) => id !== "hand-made");
+    const mainById = await runBerth(["worktree", "drop", main, "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(mainById.json.error.message).toContain("main checkout");
+    expect(fleetSnapshot(repo)).toBe(before);
   });
 
   it("refuses an unknown target naming similar berths", async () => {

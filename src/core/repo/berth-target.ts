@@ -8,7 +8,8 @@ import { openRepository } from "./repository.js";
 
 /**
  * Resolves a `<berth>` argument (drop, accept, await) to one surveyed
- * worktree: a berth id, a path (absolute or relative to `cwd`, any folder
+ * worktree: a berth id (or, for a checkout that is no berth, the id status
+ * shows: its folder's name), a path (absolute or relative to `cwd`, any folder
  * inside the checkout), or a branch (short name, or the id's branch without
  * the prefix is already the id); failing all of those, and only where the
  * caller allows it (`berth path`, `berth switch`: they move nobody's work), a
@@ -32,8 +33,11 @@ export function resolveTarget(
 ): WorktreeFacts {
   const wanted = argument.replace(/^refs\/heads\//, "");
   const asPath = existingRealPath(resolve(cwd, argument));
+  // A checkout that is no berth goes by the id status shows for it: its folder's name.
   const byName = survey.worktrees.filter(
-    (w) => w.marker?.id === wanted || w.entry.branch === wanted,
+    (w) =>
+      (w.marker === null ? basename(w.entry.path) : w.marker.id) === wanted ||
+      w.entry.branch === wanted,
   );
   // A folder that exists names the checkout holding it; a missing one only
   // an exact registered path (a checkout whose folder is gone).
