@@ -146,8 +146,9 @@ describe("desk reclaim (ADR 0225)", () => {
     const { ctx } = testContext(repo.path, repo.env);
     const proposal = await proposeDeskAction({ base: ctx, cwd: () => ctx.cwd }, "reclaim", item);
     expect(proposal.kind).toBe("refused");
+    // The clause that stopped it: the file written after the desk read it.
     expect(proposal.kind === "refused" && proposal.text).toContain(
-      `${a.id} is no longer contained`,
+      `${a.id} is not contained: uncommitted or untracked files`,
     );
     expect(worktrees(repo)).toBe(before);
   });

@@ -66,7 +66,10 @@ describe("berth worktree reclaim", () => {
     });
     expect(run.code).toBe(1);
     expect(run.json.error.code).toBe("precondition_failed");
-    expect(run.json.error.message).toContain(`${c.id} is no longer contained, or never was`);
+    // The clause that failed: C is the train's tip, which no other branch contains.
+    expect(run.json.error.message).toContain(
+      `${c.id} is not contained: no other branch contains its tip`,
+    );
     expect([refs(r), worktrees(r)]).toEqual(before);
   });
 

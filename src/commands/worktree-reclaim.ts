@@ -32,9 +32,11 @@ export async function planReclaim(ctx: Context, path: string, id: string): Promi
   const plan = await planPrune(ctx);
   const candidate = plan.sections.contained.find((r) => r.path === path);
   if (candidate === undefined) {
+    // The predicate's own clause where it judged this checkout (landed berths are prune's section).
+    const why = plan.notContained.get(path) ?? "it is not a contained berth";
     throw new UserError(
       "precondition_failed",
-      `${id} is no longer contained, or never was (a commit of its own, a file, a verb in flight, or no live container holds its tip); nothing changed. berth worktree prune --dry-run lists what is contained now.`,
+      `${id} is not contained: ${why}; nothing changed. berth worktree prune --dry-run lists what is contained now.`,
       { next: shellCommand(["berth", "worktree", "prune", "--dry-run"]) },
     );
   }

@@ -95,12 +95,8 @@ export interface PruneSections {
   not_made_by_berth: UnrecordedBranchRow[];
 }
 
-export interface PrunePlan {
-  repo: Repository;
-  survey: FleetSurvey;
-  sections: PruneSections;
+export interface PrunePlan extends PruneReading {
   steps: PlanStep[];
-  hints: string[];
 }
 
 /** Everything the classification needs, read fresh: the plan and the apply's re-check share it. */
@@ -109,6 +105,8 @@ export interface PruneReading {
   survey: FleetSurvey;
   sections: PruneSections;
   hints: string[];
+  /** Why a checkout is not contained (the containment predicate's clause), by path. */
+  notContained: ReadonlyMap<string, string>;
 }
 
 export async function planPrune(ctx: Context): Promise<PrunePlan> {
@@ -215,7 +213,11 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
       hints.push(`unreadable ledger file ${key}/${problem.file}: ${problem.reason} (left alone)`);
     }
   }
-  return { repo, survey, sections, hints };
+  const notContained = new Map<string, string>();
+  for (const [path, verdict] of containment.worktrees) {
+    if (!verdict.contained) notContained.set(path, verdict.reason);
+  }
+  return { repo, survey, sections, hints, notContained };
 }
 
 /**
