@@ -10,9 +10,22 @@ export async function withInterrupt<T>(work: (signal: AbortSignal) => Promise<T>
   const interrupt = new AbortController();
   const onSignal = () => interrupt.abort();
   for (const name of STOP_SIGNALS) process.once(name, onSignal);
+  running.add(interrupt);
   try {
     return await work(interrupt.signal);
   } finally {
+    running.delete(interrupt);
     for (const name of STOP_SIGNALS) process.off(name, onSignal);
   }
+}
+
+const running = new Set<AbortController>();
+
+/**
+ * Interrupts every verb running under `withInterrupt`, as a signal would:
+ * `berth mcp` does when its client goes away mid-call, so a gate stops its
+ * checks and reports instead of leaving them running after the server exits.
+ */
+export function interruptRunning(): void {
+  for (const interrupt of running) interrupt.abort();
 }

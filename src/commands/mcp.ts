@@ -2,6 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
 import { VERSION } from "../version.js";
+import { interruptRunning } from "./interrupt.js";
 import { callTool, TOOLS } from "./mcp-tools.js";
 
 /**
@@ -27,6 +28,9 @@ const ENVELOPE = z.looseObject({
   hints: z.array(z.string()),
 });
 
+/** Tool calls not yet answered: the server waits for them before it exits. */
+const inFlight = new Set<Promise<unknown>>();
+
 export function buildMcpServer(): McpServer {
   const server = new McpServer({ name: "berth", version: VERSION }, { instructions: INSTRUCTIONS });
   for (const tool of TOOLS) {
@@ -46,7 +50,9 @@ export function buildMcpServer(): McpServer {
         },
       },
       async (args: Record<string, unknown>) => {
-        const answer = await callTool(tool, args);
+        const call = callTool(tool, args);
+        inFlight.add(call);
+        const answer = await call.finally(() => inFlight.delete(call));
         return {
           content: [{ type: "text" as const, text: answer.text }],
           structuredContent: answer.envelope,
@@ -58,7 +64,12 @@ export function buildMcpServer(): McpServer {
   return server;
 }
 
-/** Serves on stdin/stdout until the client closes stdin. */
+/**
+ * Serves on stdin/stdout until the client closes stdin. Calls still running
+ * then are interrupted, as a Ctrl-C would (a gate stops its checks, an await
+ * ends), and answered before the server exits: none is cut off mid-way with
+ * its child processes left running.
+ */
 export async function serveMcp(): Promise<void> {
   const server = buildMcpServer();
   const transport = new StdioServerTransport();
@@ -69,5 +80,9 @@ export async function serveMcp(): Promise<void> {
   });
   await server.connect(transport);
   await closed;
+  interruptRunning();
+  await Promise.allSettled([...inFlight]);
+  // The SDK sends each answer once its handler has returned: a turn of the event loop later.
+  await new Promise((resolve) => setImmediate(resolve));
   await server.close().catch(() => undefined);
 }
