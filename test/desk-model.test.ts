@@ -251,7 +251,7 @@ describe("desk model: needs attention", () => {
     expect(model.groups[3]?.items[0]?.notes).toEqual([
       "detached, or not on the branch berth made for it",
       // update refuses tracked changes: the advice never names a verb that would refuse.
-      "behind main by 2: commit or stash first, then berth update",
+      "behind main by 2: berth update (it needs tracked changes committed or stashed first; untracked files may stay)",
       "1 uncommitted file(s), untouched for 5 days",
     ]);
   });
@@ -269,7 +269,9 @@ describe("desk model: needs attention", () => {
     const notes = (id: string) =>
       model.groups[3]?.items.find((i) => i.row.id === id)?.notes.join(" | ");
     expect(notes("clean-1")).toBe("behind main by 3: berth update");
-    expect(notes("dirty-1")).toBe("behind main by 3: commit or stash first, then berth update");
+    expect(notes("dirty-1")).toBe(
+      "behind main by 3: berth update (it needs tracked changes committed or stashed first; untracked files may stay)",
+    );
     expect(notes("landed-1")).toBe(
       "landed, with 1 uncommitted file(s): commit or stash first, then berth worktree prune clears it",
     );

@@ -9,7 +9,7 @@ import type { StatusData, StatusRef, StatusRow } from "../fleet/status.js";
  * order (`bulk-2` before `bulk-10`). Pure: it only sorts what the survey
  * already knows, so the desk and `status` cannot disagree about a row.
  * The advice it gives (a row's notes) names only a verb that would run:
- * a dirty berth behind the trunk is told to commit or stash first.
+ * a dirty berth behind the trunk is told that update needs its tracked changes committed first.
  */
 
 export type DeskGroupKey = "ready" | "working" | "contained" | "attention";
@@ -201,11 +201,11 @@ export function attentionReasons(row: StatusRow, trunk: string | null, now: Date
       break;
   }
   if (row.behind !== null && row.behind > 0 && !isLandedClass(row)) {
-    // update refuses tracked changes: never advise it to a dirty berth as it stands.
+    // update refuses tracked changes, not untracked files; the row counts both, so it says which.
     reasons.push(
       row.clean === true
         ? `behind ${trunk ?? "the trunk"} by ${row.behind}: berth update`
-        : `behind ${trunk ?? "the trunk"} by ${row.behind}: commit or stash first, then berth update`,
+        : `behind ${trunk ?? "the trunk"} by ${row.behind}: berth update (it needs tracked changes committed or stashed first; untracked files may stay)`,
     );
   }
   const idleDays = dirtyIdleDays(row, now);
