@@ -72,6 +72,11 @@ describe("receipts published as notes", () => {
     const own = await m.berth(["status", "--remote", "--json"]);
     expect(own.json.data.remote_refs).toEqual([]);
 
+    // A branch deleted on the remote is no longer listed: the fetch prunes what it maps.
+    m.one.git(["push", "-q", "origin", "--delete", y.branch]);
+    const pruned = await m.berth(["status", "--remote", "--json"], m.two.path);
+    expect(pruned.json.data.remote_refs).toEqual([{ branch: x.branch, tip: x.tip, green: true }]);
+
     // A newer tip is not satisfied by the note for the older tree.
     m.one.write("more.txt", "more\n", x.path);
     const newer = m.one.commit("more", x.path);

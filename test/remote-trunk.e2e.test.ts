@@ -84,6 +84,9 @@ describe("accept with [remote].name", () => {
     expect(run.code).toBe(1);
     expect(run.json.error.code).toBe("remote_failed");
     expect(run.json.error.message).toContain("origin");
+    // git's own failure, not the tail of its advice ("... and the repository exists.").
+    expect(run.json.error.message).toContain("does not appear to be a git repository");
+    expect(run.json.error.message).not.toContain("repository exists");
     expect(tipOf(m.one, "main")).toBe(before);
     expect(tipOf(m.one, x.branch)).toBe(x.tip);
     expect(existsSync(x.path)).toBe(true);

@@ -16,14 +16,18 @@ export type PushFate =
 /** A fetch's fate: done, or the remote could not be reached (or refused to serve). */
 export type FetchFate = { fate: "fetched" } | { fate: "unreachable"; message: string };
 
-function lastLine(text: string): string {
-  return (
-    text
-      .trim()
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .slice(-1)[0] ?? ""
-  );
+/**
+ * What went wrong, in git's words: its first `fatal:` or `error:` line. The
+ * last line is often the tail of its advice ("and the repository exists."),
+ * which reads as the opposite of the failure.
+ */
+function failureLine(text: string): string {
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  const failure = lines.find((l) => /^(fatal|error): /.test(l));
+  return failure?.replace(/^(fatal|error): /, "") ?? lines.at(-1) ?? "";
 }
 
 /**
@@ -53,24 +57,33 @@ export async function pushWithLease(
   if (refused !== undefined) return { fate: "rejected", message: refused.slice(1).trim() };
   return {
     fate: "unreachable",
-    message: lastLine(result.stderr) || `git push exited ${result.exitCode}`,
+    message: failureLine(result.stderr) || `git push exited ${result.exitCode}`,
   };
 }
 
-/** `git fetch <remote> <refspec>...`, forced refspecs as given; never prompts (GIT_TERMINAL_PROMPT=0). */
+/**
+ * `git fetch <remote> <refspec>...`, forced refspecs as given; never prompts
+ * (GIT_TERMINAL_PROMPT=0). `prune`: a ref the refspecs map that the remote no
+ * longer has is deleted locally (git prunes only the refspecs' destinations).
+ */
 export async function fetchRefspecs(
   cwd: string,
   remote: string,
   refspecs: readonly string[],
+  options: { prune?: boolean } = {},
 ): Promise<FetchFate> {
+  const prune = options.prune === true ? ["--prune"] : [];
   try {
-    await runGit(["fetch", "--quiet", "--no-tags", "--end-of-options", remote, ...refspecs], {
-      cwd,
-    });
+    await runGit(
+      ["fetch", "--quiet", "--no-tags", ...prune, "--end-of-options", remote, ...refspecs],
+      {
+        cwd,
+      },
+    );
     return { fate: "fetched" };
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
-    return { fate: "unreachable", message: lastLine(error.stderr) || error.message };
+    return { fate: "unreachable", message: failureLine(error.stderr) || error.message };
   }
 }
 
@@ -92,6 +105,6 @@ export async function lsRemote(
     return { fate: "listed", tips };
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
-    return { fate: "unreachable", message: lastLine(error.stderr) || error.message };
+    return { fate: "unreachable", message: failureLine(error.stderr) || error.message };
   }
 }

@@ -44,7 +44,8 @@ export async function readRemoteBerths(
     `+refs/heads/${prefix}*:refs/remotes/${remote}/${prefix}*`,
     ...(listed.tips.has(notes) ? [`+${notes}:${tracking}`] : []),
   ];
-  const fetched = await fetchRefspecs(cwd, remote, refspecs);
+  // Pruned: a branch deleted on the remote is no longer listed (only these refspecs' refs go).
+  const fetched = await fetchRefspecs(cwd, remote, refspecs, { prune: true });
   if (fetched.fate === "unreachable")
     throw remoteFailed(remote, fetched.message, "nothing was read");
   const under = `refs/remotes/${remote}/`;
