@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { installGitCounter } from "./helpers/git-counter.js";
@@ -84,6 +84,25 @@ describe("the landing queue with [remote].name", () => {
     expect(m.one.git(["rev-parse", "main"])).toBe(landed);
     // Every value the local trunk held is on the remote's trunk: it never ran ahead of it.
     for (const oid of localTrunkHistory(m)) expect(isAncestorIn(m.one, oid, landed)).toBe(true);
+  });
+
+  it("an integration refused for the main checkout's sake names the submitter's berth, not the integration berth", async () => {
+    const { m, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    // Machine two lands a file that clone one's main checkout holds untracked.
+    m.two.write("clash.txt", "from machine two\n");
+    m.two.commit("two adds clash.txt");
+    m.two.git(["push", "-q", "origin", "main"]);
+    m.one.write("clash.txt", "precious, untracked\n");
+    const before = remoteTip(m);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code).toBe(1);
+    expect(run.json.error.message).toContain("clash.txt");
+    expect(run.json.error.message).toContain(`berth accept ${x.id}`);
+    expect(run.json.error.message).not.toMatch(/berth accept integrate-/);
+    expect(remoteTip(m)).toBe(before);
+    expect(readFileSync(join(m.one.path, "clash.txt"), "utf8")).toBe("precious, untracked\n");
   });
 
   it("a remote that moved while gating: the lease loses, the entry is re-integrated against the new remote trunk", async () => {

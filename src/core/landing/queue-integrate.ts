@@ -5,7 +5,7 @@ import { resolveCommit } from "../../git/refs.js";
 import { keepQueueLog, type QueueEntry } from "../../io/queue-store.js";
 import { writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { VerbResult } from "../../result.js";
-import { shellCommand } from "../../text.js";
+import { type CommandLine, shellCommand } from "../../text.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import { startBerth } from "../lifecycle/start.js";
 import type { Repository } from "../repo/repository.js";
@@ -192,8 +192,9 @@ export async function integrate(
     await discardIntegration(lander, checkout.id, merged);
     if (error instanceof UserError && error.code === "moved") return requeue(lander, merged);
     if (isRemoteFailure(error)) return requeueAndThrow(lander, merged, error);
-    const why = `the integration commit could not land: ${(error as Error).message}`;
-    for (const entry of merged) await rejectEntry(lander, entry, refused(), why, { error });
+    const shown = inTermsOf(first, checkout.id, error);
+    const why = `the integration commit could not land: ${(shown as Error).message}`;
+    for (const entry of merged) await rejectEntry(lander, entry, refused(), why, { error: shown });
     return "done";
   }
   if (applied.data?.gate) {
@@ -217,7 +218,7 @@ export async function integrate(
         failed ? { kind: "red", files: [], check: failed.name } : refused(),
         failed
           ? `the trunk's gate is red on the integration commit ${commit.slice(0, 12)}: check "${failed.name}" failed`
-          : (applied.error?.message ?? "not landed"),
+          : renamed(first, checkout.id, applied.error?.message ?? "not landed"),
         { result: applied },
       );
     }
@@ -252,6 +253,28 @@ async function keepIntegrationFailures(
       shellCommand(["berth", "update"]),
     );
   }
+}
+
+/**
+ * An integration berth's refusal, as its submitter reads it: accept's refusals
+ * name the berth they were about, and `berth accept <integration berth>` would
+ * name a throwaway checkout that is gone by then. The person accepts their own
+ * berth again (the group's first entry).
+ */
+function inTermsOf(leader: QueueEntry, integrationId: string, error: unknown): unknown {
+  if (!(error instanceof UserError)) return error;
+  const next = error.next && (renamed(leader, integrationId, error.next) as CommandLine);
+  return new UserError(error.code, renamed(leader, integrationId, error.message), {
+    next,
+    data: error.data,
+    plan: error.plan,
+    nothingChanged: error.nothingChanged,
+    cause: error,
+  });
+}
+
+function renamed(leader: QueueEntry, integrationId: string, text: string): string {
+  return text.replaceAll(`berth accept ${integrationId}`, `berth accept ${leader.id}`);
 }
 
 /** The id of the integration berth for the group led by entry `seq` starts with this. */
