@@ -211,6 +211,30 @@ describe("accept lands a proved commit", () => {
   });
 });
 
+describe("the plan of a berth behind the trunk", () => {
+  it("says it lands through an integration commit, never a fast-forward to the berth's tip", async () => {
+    const { repo, env } = setUp();
+    const berth = await start(repo, env, "behind");
+    repo.write("trunk.txt", "the trunk moved on\n");
+    repo.commit("trunk moves on");
+    const before = snapshot(repo);
+    const human = await runBerth(["accept", berth.id, "--dry-run"], { cwd: repo.path, env });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain("-> the integration commit (fast-forward;");
+    const tip = repo.git(["rev-parse", berth.branch]);
+    expect(human.stdout).not.toContain(`-> ${tip.slice(0, 8)}`);
+    const json = await runBerth(["accept", berth.id, "--dry-run", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    const follow = json.json.plan.steps.find(
+      (s: { step: string }) => s.step === "update main checkout",
+    );
+    expect(follow.detail).toBe("its files follow main to the integration commit");
+    expect(snapshot(repo)).toBe(before);
+  });
+});
+
 describe("accept refuses before changing anything", () => {
   it("a branch behind the trunk lands through an integration commit (trunk first parent), no update needed", async () => {
     const { repo, env } = setUp();

@@ -28,7 +28,7 @@ export function acceptConfirmation(plan: AcceptPlan, c: Colors): Confirmation {
       data.path === null ? data.branch : data.id,
       "--yes",
     ]),
-    planText: acceptPlanText(data, c),
+    planText: acceptPlanText(data, c, plan.mode === "integrate"),
     plan: plan.steps,
     data,
   };

@@ -12,7 +12,12 @@ import type { Colors } from "./style.js";
 const COMMITS_SHOWN = 10;
 
 /** What accept lands, proves, destroys and deletes: the confirmation text and the dry-run view. */
-export function acceptPlanText(data: AcceptData, c: Colors): string {
+/**
+ * `integrates`: the stack does not contain the trunk's tip, so the queue lands
+ * it through an integration commit (accept-integration-plan.ts): the gate runs
+ * on that merge, and the trunk moves to it, not to the berth's tip.
+ */
+export function acceptPlanText(data: AcceptData, c: Colors, integrates = false): string {
   const lines = data.resumed
     ? [
         `Finish accepting ${c.bold(data.id)} (${data.branch} is already on ${data.trunk.name}${data.path ? `; ${data.path}` : ""}):`,
@@ -25,17 +30,30 @@ export function acceptPlanText(data: AcceptData, c: Colors): string {
   if (!data.resumed) {
     const checks =
       data.validated.checks === 0 ? NO_CHECKS_LABEL : `${data.validated.checks ?? "?"} check(s)`;
-    row(
-      "validates",
-      data.validated.by === "receipt"
-        ? `${shortOid(data.validated.commit)} by its honored gate receipt (${checks})`
-        : `${shortOid(data.validated.commit)} by running the gate now (${checks})`,
-    );
-    row(
-      "lands",
-      `${data.trunk.name} ${shortOid(data.trunk.old)} -> ${shortOid(data.trunk.new)} (fast-forward, ${data.commit_count} commit(s))`,
-      c.green,
-    );
+    if (integrates) {
+      row(
+        "merges",
+        `${data.trunk.name} ${shortOid(data.trunk.old)} and ${shortOid(data.validated.commit)} into an integration commit, in a throwaway checkout`,
+      );
+      row("validates", `the integration commit by running the trunk's gate on it (${checks})`);
+      row(
+        "lands",
+        `${data.trunk.name} ${shortOid(data.trunk.old)} -> the integration commit (fast-forward; ${data.commit_count} commit(s) of ${data.branch})`,
+        c.green,
+      );
+    } else {
+      row(
+        "validates",
+        data.validated.by === "receipt"
+          ? `${shortOid(data.validated.commit)} by its honored gate receipt (${checks})`
+          : `${shortOid(data.validated.commit)} by running the gate now (${checks})`,
+      );
+      row(
+        "lands",
+        `${data.trunk.name} ${shortOid(data.trunk.old)} -> ${shortOid(data.trunk.new)} (fast-forward, ${data.commit_count} commit(s))`,
+        c.green,
+      );
+    }
     for (const commit of data.commits.slice(0, COMMITS_SHOWN)) {
       lines.push(`${" ".repeat(15)}${c.dim(shortOid(commit.oid))} ${commit.subject}`);
     }
@@ -80,7 +98,11 @@ export function renderAccept(
   if (data === null) return { stdout: "", stderr: "" };
   if (result.dryRun) {
     return {
-      stdout: `${c.dim("dry run; nothing changed")}\n${acceptPlanText(data, c)}`,
+      stdout: `${c.dim("dry run; nothing changed")}\n${acceptPlanText(
+        data,
+        c,
+        result.plan.steps.some((s) => s.step === "integrate"),
+      )}`,
       stderr: "",
     };
   }

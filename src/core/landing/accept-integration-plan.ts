@@ -35,7 +35,12 @@ export function asIntegration(plan: AcceptPlan): AcceptPlan {
         target: trunk.name,
         detail: `${trunk.old} -> the integration commit (fast-forward)`,
       },
-      ...rest,
+      // The main checkout follows the trunk to the merge, not to the stack's tip.
+      ...rest.map((step) =>
+        step.step === "update main checkout"
+          ? { ...step, detail: `its files follow ${trunk.name} to the integration commit` }
+          : step,
+      ),
     ],
   };
 }
