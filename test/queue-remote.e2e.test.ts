@@ -86,6 +86,26 @@ describe("the landing queue with [remote].name", () => {
     for (const oid of localTrunkHistory(m)) expect(isAncestorIn(m.one, oid, landed)).toBe(true);
   });
 
+  it("a local trunk that diverged from the remote's is refused at once, naming the divergence", async () => {
+    const { m, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    m.two.write("two.txt", "two\n");
+    m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+    m.one.write("local.txt", "committed on main, never pushed\n");
+    m.one.commit("local only");
+    const before = remoteTip(m);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.error.message).toContain("have diverged");
+    expect(run.json.error.message).not.toContain("kept moving");
+    expect(run.json.error.next).toBe(`git -C ${m.one.path} pull origin main`);
+    expect(remoteTip(m)).toBe(before);
+    expect(m.one.git(["rev-parse", x.branch])).toBe(x.tip);
+  });
+
   it("an integration refused for the main checkout's sake names the submitter's berth, not the integration berth", async () => {
     const { m, berth } = fixture();
     const x = await startWithCommit(m, m.one, "x");

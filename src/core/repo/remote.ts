@@ -43,3 +43,32 @@ export async function fetchRemoteTrunk(
   if (localTip !== null && !(await isAncestor(cwd, localTip, tip))) return null;
   return { ref: tracking, tip };
 }
+
+/**
+ * Refuses a landing on a local trunk that has diverged from the remote's:
+ * each has commits the other lacks. A landing is built on the local trunk
+ * (fetchRemoteTrunk keeps it when it is not behind), so its push could never
+ * fast-forward the remote's: every round would lose the lease and go round
+ * again, as if the remote kept moving. Call it after fetchRemoteTrunk.
+ */
+export async function refuseDivergedTrunk(
+  repo: Repository,
+  trunk: string,
+  localTip: string,
+): Promise<void> {
+  const remote = repo.config.remote.name;
+  const tracking = remoteTrunkRef(remote, trunk);
+  if (remote === null || tracking === null) return;
+  const cwd = repo.location.cwd;
+  const tip = (await readRefTips(cwd, [tracking])).get(tracking) ?? null;
+  if (tip === null || tip === localTip) return;
+  if ((await isAncestor(cwd, tip, localTip)) || (await isAncestor(cwd, localTip, tip))) return;
+  throw new UserError(
+    "precondition_failed",
+    `${trunk} here and ${remote}'s ${trunk} have diverged: each has commits the other lacks ` +
+      `(git log --oneline --left-right ${trunk}...${tracking.replace(/^refs\/remotes\//, "")} lists them). ` +
+      `berth lands on ${remote}'s ${trunk}, which a landing built on this ${trunk} could never fast-forward; ` +
+      `bring the two together in the main checkout and push, then accept again. Nothing was landed.`,
+    { next: shellCommand(["git", "-C", repo.mainPath, "pull", remote, trunk]) },
+  );
+}
