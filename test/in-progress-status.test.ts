@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process";
+import { renameSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
@@ -54,5 +56,24 @@ describe("an operation in progress in a berth", () => {
     const human = await runBerth(["status"], { cwd: r.path, env: r.env });
     expect(human.stderr + human.stdout).not.toContain("abandoned");
     expect(human.stderr + human.stdout).not.toContain("berth start --from");
+  });
+
+  it("a berth whose folder was moved by hand: status there says so and names git worktree repair", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const started = await runBerth(["start", "moved", "--json"], { cwd: r.path, env: r.env });
+    const berth = started.json.data as { path: string };
+    const moved = join(r.dir.path, "moved-by-hand");
+    renameSync(berth.path, moved);
+
+    const status = await runBerth(["status", "--json"], { cwd: moved, env: r.env });
+    expect(status.code).toBe(0);
+    expect(status.json.data.worktrees).toEqual([]);
+    const repair = `git -C ${moved} worktree repair`;
+    expect(status.json.hints.join("\n")).toContain(repair);
+    spawnSync("sh", ["-c", repair], { env: r.env });
+    const after = await runBerth(["status", "--json"], { cwd: moved, env: r.env });
+    expect(after.json.data.worktrees).toHaveLength(1);
+    expect(after.json.hints.join("\n")).not.toContain("worktree repair");
   });
 });

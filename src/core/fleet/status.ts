@@ -163,6 +163,8 @@ export async function readStatus(
     }),
   );
   const hints: string[] = inProgressHints(rows, reading.inScope, checkouts);
+  const unregistered = unregisteredHint(repo.location.toplevel, scope, survey.worktrees);
+  if (unregistered !== null) hints.push(unregistered);
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
   // A live checkout holds the branch it is rebasing, and a detached berth its own branch (its
   // marker names it): neither branch is a kept ref, let alone abandoned work to resume.
@@ -211,6 +213,20 @@ async function remoteBerths(
     });
   }
   return readRemoteBerths(repo, checkedOut);
+}
+
+/**
+ * A checkout git does not list where it is: its folder was moved with a plain
+ * `mv`, so git's record still names the old place. Its own status would
+ * otherwise be an empty table.
+ */
+function unregisteredHint(
+  toplevel: string | null,
+  scope: StatusData["scope"],
+  worktrees: readonly WorktreeSkeleton[],
+): string | null {
+  if (scope !== "local" || toplevel === null || worktrees.some((w) => w.isCurrent)) return null;
+  return `git does not have this checkout (${toplevel}) registered here: was its folder moved? ${shellCommand(["git", "-C", toplevel, "worktree", "repair"])} records where it is now`;
 }
 
 function missingTrunkHint(trunk: Trunk): string {
