@@ -5,7 +5,7 @@ import { resolveCommit } from "../../git/refs.js";
 import { keepQueueLog, type QueueEntry } from "../../io/queue-store.js";
 import { writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { VerbResult } from "../../result.js";
-import { type CommandLine, shellCommand } from "../../text.js";
+import { acceptingInstead, shellCommand } from "../../text.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import { startBerth } from "../lifecycle/start.js";
 import type { Repository } from "../repo/repository.js";
@@ -263,7 +263,7 @@ async function keepIntegrationFailures(
  */
 function inTermsOf(leader: QueueEntry, integrationId: string, error: unknown): unknown {
   if (!(error instanceof UserError)) return error;
-  const next = error.next && (renamed(leader, integrationId, error.next) as CommandLine);
+  const next = error.next && acceptingInstead(error.next, integrationId, leader.id);
   return new UserError(error.code, renamed(leader, integrationId, error.message), {
     next,
     data: error.data,
