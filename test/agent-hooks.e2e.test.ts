@@ -86,6 +86,15 @@ describe("berth hook claude-worktree-create", () => {
     expect(run.stderr).toBe(
       "berth hook claude-worktree-create: stdin is not JSON; nothing changed.\n",
     );
+    const remove = await runBerth(["hook", "claude-worktree-remove"], {
+      cwd: r.path,
+      env: r.env,
+      input: "{}",
+    });
+    expect(remove.code).toBe(2);
+    expect(remove.stderr).toBe(
+      'berth hook claude-worktree-remove: stdin has no "worktree_path"; nothing changed.\n',
+    );
     expect(worktreePaths(r)).toEqual([r.path]);
   });
 

@@ -112,7 +112,12 @@ describe("titles and briefs", () => {
     const twoLines = await berth(r, ["describe", c.id, "--title", "one\ntwo", "--json"]);
     expect(twoLines.code).toBe(2);
     expect(twoLines.json.error.code).toBe("usage");
+    expect(twoLines.json.error.next).toBe("berth describe --help");
     expect((await status(r)).worktrees.find((w) => w.id === c.id)?.title).toBeNull();
+    // The help named is the verb's that was given the title.
+    const atStart = await berth(r, ["start", "two-lines", "--title", "one\ntwo", "--json"]);
+    expect(atStart.code).toBe(2);
+    expect(atStart.json.error.next).toBe("berth start --help");
 
     // Human status shows the title column.
     const human = await berth(r, ["status"]);

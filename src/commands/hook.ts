@@ -45,10 +45,7 @@ export async function hookWorktreeRemoveCommand(
   const payload = parseHookPayload(stdin);
   const target = payload.worktreePath;
   if (target === null) {
-    throw new UserError(
-      "usage",
-      'berth hook claude-worktree-remove: stdin has no "worktree_path"; nothing changed.',
-    );
+    throw new UserError("usage", 'stdin has no "worktree_path"; nothing changed.');
   }
   const here = payload.cwd === null ? ctx : { ...ctx, cwd: payload.cwd };
   return runVerb("worktree drop", here, { surface: "hook", target }, async (inner) => {

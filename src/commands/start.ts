@@ -12,7 +12,7 @@ export async function startCommand(
   const result = await startBerth(ctx, {
     name,
     from: options.from,
-    ...(options.title === undefined ? {} : { title: normaliseTitle(options.title) }),
+    ...(options.title === undefined ? {} : { title: normaliseTitle(options.title, "start") }),
     ...(options.brief === undefined ? {} : { brief: await loadBrief(ctx, options.brief) }),
     dryRun: options.dryRun === true,
   });

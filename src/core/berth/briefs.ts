@@ -36,10 +36,13 @@ export interface BriefChange {
 }
 
 /** A `--title` argument as the record keeps it, or a usage refusal. */
-export function normaliseTitle(text: string): string | null {
+export function normaliseTitle(
+  text: string,
+  verb: "start" | "describe" = "describe",
+): string | null {
   if (/[\r\n]/.test(text.trim())) {
     throw new UserError("usage", "A title is one line; put the longer story in --brief.", {
-      next: shellCommand(["berth", "describe", "--help"]),
+      next: shellCommand(["berth", verb, "--help"]),
     });
   }
   const title = text.trim().replace(/\s+/g, " ");

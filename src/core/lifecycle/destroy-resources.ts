@@ -99,7 +99,7 @@ export async function applyWorktreeTeardown(
       });
       throw new UserError(
         "teardown_failed",
-        `Teardown of ${owner.id}'s resources stopped: ${reason}\nIts ledger still records what was not destroyed. Fix the destroy command of resource ${outcome.failure.resource} in berth.toml, then run teardown again.`,
+        `Teardown of ${owner.id}'s resources stopped: ${reason}\nIts ledger still records what was not destroyed. Fix what resource ${outcome.failure.resource}'s destroy needs (berth runs the command its ledger recorded, not berth.toml's), then run teardown again.`,
         {
           next: shellCommand(["berth", "worktree", "teardown"]),
 

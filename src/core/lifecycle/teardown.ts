@@ -249,7 +249,7 @@ export function teardownError(
       : `Teardown of ${target.id} stopped: ${why}`;
   const advice =
     failure?.stage === "destroy"
-      ? `Fix the destroy command of resource ${failure.resource} in berth.toml, then rerun it.`
+      ? `Fix what resource ${failure.resource}'s destroy needs (berth runs the command its ledger recorded, not berth.toml's), then rerun it.`
       : "Check berth status, then rerun it.";
   return new UserError("teardown_failed", `${message}\n${advice}`, {
     next: shellCommand(["berth", ...rerun]),
