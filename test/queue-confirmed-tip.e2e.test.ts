@@ -92,3 +92,47 @@ describe("an interrupted accept", () => {
     expect(readFileSync(join(berth.path, "stopped.txt"), "utf8")).toBe("work\n");
   });
 });
+
+describe("a lander in the logbook", () => {
+  it("queue run writes its begin as it starts draining, before its gates finish", async () => {
+    const fx = queueFixture(
+      `[gate]\nchecks = [{ name = "slow", run = 'touch "$MARKER.started"; sleep 3' }]\n`,
+    );
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const berth = await berthWith(repo, env, "queued", { "queued.txt": "work\n" });
+    const submitted = await runBerth(["accept", berth.id, "--yes", "--no-wait", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(submitted.code, submitted.stderr).toBe(0);
+
+    const lander = spawn(process.execPath, [BERTH_BIN, "queue", "run", "--json"], {
+      cwd: repo.path,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collectRun(lander);
+    await waitFor("the gate's check to start", () => existsSync(`${marker}.started`), 20_000);
+    const during = await runBerth(["logbook", "--json", "--verb", "queue run"], {
+      cwd: repo.path,
+      env,
+    });
+    const events = during.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line).event);
+    expect(events).toEqual(["begin"]);
+    expect((await done).code).toBe(0);
+    const after = await runBerth(["logbook", "--json", "--verb", "queue run"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(
+      after.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).event),
+    ).toEqual(["begin", "finish"]);
+  });
+});

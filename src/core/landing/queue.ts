@@ -143,6 +143,9 @@ export async function runQueue(
 ): Promise<VerbResult<QueueRunData>> {
   const repo = await openRepository(ctx);
   const held = await acquireQueueLock(repo, "queue run");
+  // Begun as the drain starts, not with its finish: status's `running` and a killed lander's
+  // traces read it (the lander works at the main checkout; what it lands is each entry's).
+  ctx.journal.begin({ branch: null, path: repo.mainPath, target: null });
   let report: DrainReport;
   let hints: string[];
   try {
