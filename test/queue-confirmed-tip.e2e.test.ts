@@ -136,3 +136,54 @@ describe("a lander in the logbook", () => {
     ).toEqual(["begin", "finish"]);
   });
 });
+
+describe("the queue's integration checkout", () => {
+  it("cannot be dropped or parked while the lander gates in it; the landing goes on", async () => {
+    const fx = queueFixture(
+      `[gate]\nchecks = [{ name = "slow", run = 'touch "$MARKER.$(basename "$PWD")"; sleep 2' }]\n`,
+    );
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const x = await berthWith(repo, env, "x", { "x.txt": "x\n" });
+    const y = await berthWith(repo, env, "y", { "y.txt": "y\n" });
+    for (const b of [x, y]) {
+      const submitted = await runBerth(["accept", b.id, "--yes", "--no-wait"], {
+        cwd: repo.path,
+        env,
+      });
+      expect(submitted.code, submitted.stderr).toBe(0);
+    }
+    const lander = spawn(process.execPath, [BERTH_BIN, "queue", "run", "--json"], {
+      cwd: repo.path,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = collectRun(lander);
+    // y lands second, through an integration commit gated in the queue's own checkout.
+    const integrationId = () =>
+      repo?.git(["worktree", "list"]).match(/integrate-[0-9]+-[0-9a-f]+/)?.[0] ?? null;
+    await waitFor(
+      "the integration checkout's gate",
+      () => integrationId() !== null && existsSync(`${marker}.${integrationId()}`),
+      30_000,
+    );
+    const id = integrationId() as string;
+    for (const verb of [["drop", "--force"], ["park"]]) {
+      const run = await runBerth(
+        ["worktree", verb[0] as string, id, ...verb.slice(1), "--yes", "--json"],
+        {
+          cwd: repo.path,
+          env,
+        },
+      );
+      expect(run.code, verb.join(" ")).toBe(1);
+      expect(run.json.error.message).toContain("the landing queue's integration checkout");
+    }
+    const landed = await done;
+    expect(landed.code, landed.stderr).toBe(0);
+    expect(landed.json.data.decided.map((e: { state: string }) => e.state)).toEqual([
+      "landed",
+      "landed",
+    ]);
+  });
+});

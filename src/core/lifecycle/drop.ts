@@ -31,6 +31,7 @@ import {
   mainCheckoutRefusal,
   plannedDestroys,
   teardownTargetOf,
+  refuseQueueCheckout,
   unownedRefusal,
   youWereInside,
 } from "./removal-facts.js";
@@ -111,6 +112,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   if (entry.locked) throw lockedRefusal("worktree drop", name, entry);
   const target = teardownTargetOf(worktree);
   if (target === null) throw unownedRefusal("worktree drop", entry.path);
+  await refuseQueueCheckout("worktree drop", repo, target.id);
 
   const [reasons, activity] = await Promise.all([
     forceReasons(repo, survey, worktree),

@@ -24,6 +24,7 @@ import {
   mainCheckoutRefusal,
   plannedDestroys,
   teardownTargetOf,
+  refuseQueueCheckout,
   unownedRefusal,
   youWereInside,
 } from "./removal-facts.js";
@@ -93,6 +94,7 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
   if (entry.locked) throw lockedRefusal("worktree park", name, entry);
   const target = teardownTargetOf(worktree);
   if (target === null) throw unownedRefusal("worktree park", entry.path);
+  await refuseQueueCheckout("worktree park", repo, target.id);
   if (entry.prunable) {
     refuse(
       `${target.id}'s folder is gone; there is no checkout to park. berth worktree prune clears its registration; the branch stays.`,

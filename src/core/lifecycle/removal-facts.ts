@@ -2,6 +2,7 @@ import { UserError } from "../../errors.js";
 import { listIgnoredPaths } from "../../git/ignored.js";
 import type { WorktreeEntry } from "../../git/parse.js";
 import { type DiskUsage, describeIgnored, measurePaths } from "../../io/disk-usage.js";
+import { isFinal, readQueue } from "../../io/queue-store.js";
 import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { inDestroyOrder, readOwnedEntries } from "../berth/resources.js";
 import type { WorktreeFacts } from "../fleet/survey.js";
@@ -99,6 +100,29 @@ export function lockedRefusal(verb: RemovingVerb, name: string, entry: WorktreeE
         shellCommand(["berth", ...verb.split(" "), name]),
       ),
     },
+  );
+}
+
+/**
+ * Refuses to remove a checkout the landing queue is integrating in: the
+ * throwaway integration berth of an entry being merged or gated
+ * (core/landing/queue-integrate.ts). Removing it under the lander would turn
+ * that entry's landing into a false rejection; the lander removes it itself
+ * when the landing ends.
+ */
+export async function refuseQueueCheckout(
+  verb: RemovingVerb,
+  repo: Repository,
+  id: string,
+): Promise<void> {
+  const entry = (await readQueue(repo.location.commonDir)).find(
+    (e) => !isFinal(e) && e.integration?.id === id,
+  );
+  if (entry === undefined) return;
+  throw new UserError(
+    "precondition_failed",
+    `${id} is the landing queue's integration checkout for ${entry.id} (${entry.state}); ${verb === "worktree park" ? "parking" : "removing"} it would break that landing, and the queue removes it when the landing ends.`,
+    { next: shellCommand(["berth", "queue"]) },
   );
 }
 
