@@ -266,6 +266,30 @@ describe("nothing to prune", () => {
   });
 });
 
+describe("a parked berth", () => {
+  it("parked before its first commit keeps its branch, title and brief through a prune", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const started = await runBerth(["start", "idea", "--title", "An idea", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    const { id, branch } = started.json.data as { id: string; branch: string };
+    const parked = await runBerth(["worktree", "park", id, "--yes"], { cwd: r.path, env: r.env });
+    expect(parked.code, parked.stderr).toBe(0);
+
+    const pruned = await runBerth(["worktree", "prune", "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(pruned.code).toBe(0);
+    expect(pruned.json.data.sections.landed).toEqual([]);
+    expect(r.git(["branch", "--list", branch])).toContain(branch);
+    const described = await runBerth(["describe", branch, "--json"], { cwd: r.path, env: r.env });
+    expect(described.json.data.title).toBe("An idea");
+  });
+});
+
 describe("the landed and stale sections", () => {
   it("after the train lands, prune deletes the kept refs as landed branches", async () => {
     const f = setUp();

@@ -1,5 +1,6 @@
 import type { Context } from "../../context.js";
 import { branchesMadeByBerth } from "../../io/branch-records.js";
+import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
 import { addDiskUsage, type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
 import { type LedgerEntry, readWholeLedger } from "../../io/ledger.js";
 import type { PlanStep } from "../../result.js";
@@ -204,7 +205,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
       });
     }
   }
-  const branches = landedBranches(repo, survey, made);
+  const branches = landedBranches(repo, survey, made, readBriefRecords(repo.location.commonDir));
   sections.landed.push(...branches.deletable);
   sections.not_made_by_berth = branches.unrecorded;
   sections.orphaned = orphanedEntries(survey, ledger);
@@ -242,6 +243,7 @@ function landedBranches(
   repo: Repository,
   survey: FleetSurvey,
   made: ReadonlySet<string>,
+  records: ReadonlyMap<string, BriefRecord>,
 ): { deletable: LandedBranchRow[]; unrecorded: UnrecordedBranchRow[] } {
   const { trunk, ancestry } = survey;
   const trunkTip = trunk.tip;
@@ -249,6 +251,9 @@ function landedBranches(
   const unrecorded: UnrecordedBranchRow[] = [];
   if (trunkTip === null) return { deletable, unrecorded };
   for (const [branch, tip] of survey.branches) {
+    // Parked before its first commit: on the trunk, but nothing of it landed. Its branch,
+    // title and brief are what park promised to keep (status lists it as parked).
+    if (records.get(branch)?.parked?.from_tip === tip) continue;
     const integrated = survey.integratedBranches.has(branch);
     const held = checkedOutElsewhere(survey.worktrees, branch, null);
     const verdict = branchVerdict({
