@@ -127,6 +127,19 @@ describe("titles and briefs", () => {
 });
 
 describe("parking", () => {
+  it("the plan names the largest ignored files that go with the checkout, as every removal's does", async () => {
+    repo = makeRepo();
+    const r = repo;
+    r.write(".gitignore", "build/\n");
+    r.commit("ignore build output");
+    const a = await start(r, ["bulky"]);
+    mkdirSync(join(a.path, "build"));
+    writeFileSync(join(a.path, "build", "big.bin"), "x".repeat(5000));
+    const dry = await berth(r, ["worktree", "park", a.id, "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain("(largest: build 4.9 KiB)");
+  });
+
   it("tears the berth down through the teardown, keeps branch, title and brief; start --from resumes it", async () => {
     repo = makeRepo({ config: COUNTED_RESOURCE });
     const r = repo;

@@ -1,5 +1,5 @@
 import type { ParkData } from "../core/lifecycle/park.js";
-import { formatBytes } from "../io/disk-usage.js";
+import { describeIgnored } from "../io/disk-usage.js";
 import type { PlanApplyResult } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
@@ -25,7 +25,7 @@ export function parkPlanText(data: ParkData, c: Colors): string {
   }
   row(
     "destroys",
-    `the checkout and its per-berth state (the gate receipt included), with ${data.ignored.files} ignored file(s) (${formatBytes(data.ignored.bytes)}) in it`,
+    `the checkout and its per-berth state (the gate receipt included), with ${describeIgnored(data.ignored)} in it`,
   );
   lines.push(`  resume it with: ${data.resume}`);
   return `${lines.join("\n")}\n`;
