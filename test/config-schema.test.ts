@@ -212,6 +212,7 @@ describe("the schema's defaults and the starter file", () => {
       "gate.fail_fast",
       "gate.timeout_s",
       "gate.checks",
+      "gate.capacity.max_parallel",
       "logbook.enabled",
       "acceptance.batch",
       "acceptance.pre_authorized",

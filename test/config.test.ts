@@ -26,7 +26,13 @@ const DEFAULTS: Omit<Config, "file"> = {
     setup: { steps: [], ensure: [] },
     resources: [],
   },
-  gate: { fail_fast: true, timeout_s: 600, checks: [], capacity: { max_parallel: null } },
+  // max_parallel's default, 0, is the number of cores (spec section 3).
+  gate: {
+    fail_fast: true,
+    timeout_s: 600,
+    checks: [],
+    capacity: { max_parallel: 0 },
+  },
   acceptance: { batch: 1, pre_authorized: false },
   logbook: { enabled: true },
   remote: { name: null, publish_receipts: false },
@@ -166,11 +172,13 @@ describe("loadConfig refusals", () => {
     );
   });
 
-  it("refuses a batch of 0 and a max_parallel that is not a positive integer", async () => {
+  it("refuses a batch of 0 and a max_parallel that is not 0 or more", async () => {
     const batch = await refusal(INVALID["a batch of 0"]);
     expect(batch.keyPath).toBe("acceptance.batch");
     const slots = await refusal(INVALID["max_parallel is a string"]);
     expect(slots.keyPath).toBe("gate.capacity.max_parallel");
+    const negative = await refusal(INVALID["max_parallel is negative"]);
+    expect(negative.keyPath).toBe("gate.capacity.max_parallel");
   });
 
   it("refuses an unknown nested key and lists the known ones", async () => {

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { berthWith, queueFixture } from "./helpers/queue.js";
@@ -72,6 +73,26 @@ describe("gate capacity", () => {
     expect(spans).toHaveLength(3);
     for (let i = 1; i < spans.length; i++) {
       expect(spans[i]?.start).toBeGreaterThanOrEqual(spans[i - 1]?.end ?? Number.POSITIVE_INFINITY);
+    }
+  });
+
+  it("by default (max_parallel = 0) as many gates run at once as there are cores, never more", async () => {
+    const fx = queueFixture(TIMED.replace("max_parallel = 1", "max_parallel = 0"));
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const cores = availableParallelism();
+    const berths = [];
+    for (let i = 0; i <= cores; i++) {
+      berths.push(await berthWith(repo, env, `b${i}`, { [`b${i}.txt`]: `${i}\n` }));
+    }
+    const done = await Promise.all(berths.map((b) => gateIn(b.path, env)));
+    expect(done.map((d) => d.code)).toEqual(berths.map(() => 0));
+    const spans = [...intervals(marker).values()];
+    expect(spans).toHaveLength(cores + 1);
+    // At no check's start were all `cores` slots' other checks still running.
+    for (const span of spans) {
+      const overlapping = spans.filter((o) => o.start <= span.start && o.end > span.start);
+      expect(overlapping.length).toBeLessThanOrEqual(cores);
     }
   });
 

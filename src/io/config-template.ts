@@ -56,7 +56,7 @@ checks = [                # run on a clean HEAD; \`after\` orders them
 ]
 
 # [gate.capacity]
-# max_parallel = 2        # at most this many gates at once across the fleet (unset: no limit)
+# max_parallel = 0        # at most this many gates at once, fleet-wide; 0 = the cores
 
 [acceptance]
 batch = 1                 # landing-queue entries merged into one integration commit, gated once

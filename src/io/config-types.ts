@@ -39,8 +39,8 @@ export interface Config {
     fail_fast: boolean;
     timeout_s: number;
     checks: GateCheckConfig[];
-    /** At most this many gates at once across the fleet; null = no limit. */
-    capacity: { max_parallel: number | null };
+    /** At most this many gates at once across the fleet; 0 = the number of cores (gate.ts resolves it). */
+    capacity: { max_parallel: number };
   };
   /** How the landing queue lands (spec section 11). */
   acceptance: {

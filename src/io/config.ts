@@ -274,8 +274,11 @@ const gateSchema = table({
   fail_fast: v.optional(boolean, true),
   timeout_s: v.optional(positiveInteger, 600n),
   checks: v.optional(v.array(checkSchema, expected("an array of check tables")), () => []),
-  // How many gates may run at once across the fleet (spec section 11); unset = no limit.
-  capacity: v.optional(table({ max_parallel: v.optional(positiveInteger) }), {}),
+  // How many gates may run at once across the fleet (spec sections 3 and 11); 0 = the cores.
+  capacity: v.optional(
+    table({ max_parallel: v.optional(integer("0 (the number of cores) or more", 0n), 0n) }),
+    {},
+  ),
 });
 
 // How the landing queue lands (spec section 11). pre_authorized is the standing
@@ -346,7 +349,7 @@ function toConfig(file: string | null, parsed: ParsedConfig): Config {
       fail_fast: gate.fail_fast,
       timeout_s: gate.timeout_s,
       checks,
-      capacity: { max_parallel: gate.capacity.max_parallel ?? null },
+      capacity: { max_parallel: gate.capacity.max_parallel },
     },
     acceptance: { ...acceptance },
     logbook: { ...logbook },

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
@@ -215,9 +216,9 @@ export interface GateApplied {
 }
 
 /**
- * Runs the checks holding one of the fleet's gate slots when
- * `[gate.capacity].max_parallel` is set (src/io/gate-slots.ts); a wait says
- * so on stderr. An interrupt while waiting runs no check at all.
+ * Runs the checks holding one of the fleet's `[gate.capacity].max_parallel`
+ * gate slots (src/io/gate-slots.ts; by default as many as the cores); a wait
+ * says so on stderr. An interrupt while waiting runs no check at all.
  */
 async function withGateSlot(
   ctx: Context,
@@ -226,8 +227,8 @@ async function withGateSlot(
   signal: AbortSignal | undefined,
   run: () => Promise<CheckRun[]>,
 ): Promise<CheckRun[]> {
-  const max = repo.config.gate.capacity.max_parallel;
-  if (max === null || plan.checks.length === 0) return run();
+  const max = repo.config.gate.capacity.max_parallel || availableParallelism();
+  if (plan.checks.length === 0) return run();
   const slot = await acquireGateSlot(repo.location.commonDir, max, {
     adminDir: plan.adminDir,
     signal,

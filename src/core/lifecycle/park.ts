@@ -23,8 +23,8 @@ import {
   lockedRefusal,
   mainCheckoutRefusal,
   plannedDestroys,
-  teardownTargetOf,
   refuseQueueCheckout,
+  teardownTargetOf,
   unownedRefusal,
   youWereInside,
 } from "./removal-facts.js";
