@@ -130,6 +130,22 @@ describe("park refuses, changing nothing", () => {
     }
   });
 
+  it("a branch parked already: refused with the resume command, by branch and by id", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = await startWithCommit(r, "shelved");
+    await park(r, b.id);
+    const { ctx } = testContext(r.path, r.env);
+    const before = fleetSnapshot(r);
+    for (const target of [b.branch, b.id]) {
+      const why = await refusal(() => planPark(ctx, { target }));
+      expect(why.code, target).toBe("precondition_failed");
+      expect(why.message, target).toContain(`${b.branch} is parked already`);
+      expect(why.next, target).toBe(`berth start --from ${b.branch}`);
+    }
+    expect(fleetSnapshot(r)).toBe(before);
+  });
+
   it("a berth that changed between the plan and the apply is kept, and not marked parked", async () => {
     repo = makeRepo();
     const r = repo;

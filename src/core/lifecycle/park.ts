@@ -13,7 +13,7 @@ import {
 } from "../../result.js";
 import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { mergeRecord, storeRecord } from "../berth/briefs.js";
-import { surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
+import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { reattachment } from "./reattach.js";
@@ -82,6 +82,7 @@ const NAMED_FILES = 10;
 export async function planPark(ctx: Context, options: { target: string }): Promise<ParkPlan> {
   const repo = await openRepository(ctx);
   const survey = await surveyFleet(repo, { readStatusOf: () => false });
+  refuseParkedAlready(repo, survey, options.target);
   const worktree = resolveTarget(survey, repo.location.cwd, options.target, "worktree park");
   const { entry } = worktree;
   const name = worktree.marker?.id ?? entry.path;
@@ -263,4 +264,24 @@ export async function applyPark(ctx: Context, plan: ParkPlan): Promise<PlanApply
   });
   if (worktree.isCurrent) hints.push(youWereInside(data.path, repo.mainPath));
   return appliedResult("worktree park", data, plan.steps, steps, { hints });
+}
+
+/**
+ * A branch already parked (no checkout holds it, its record says parked):
+ * there is nothing to park, and the way on is to resume it. By the branch,
+ * or by the id it was parked under.
+ */
+function refuseParkedAlready(repo: Repository, survey: FleetSurvey, target: string): void {
+  const prefix = repo.config.repository.branch_prefix;
+  const wanted = target.replace(/^refs\/heads\//, "");
+  for (const branch of new Set([wanted, `${prefix}${wanted}`])) {
+    const parked = readBriefRecord(repo.location.commonDir, branch)?.parked;
+    if (!parked || !survey.branches.has(branch)) continue;
+    if (survey.worktrees.some((w) => w.entry.branch === branch)) continue;
+    throw new UserError(
+      "precondition_failed",
+      `${branch} is parked already (since ${parked.at}); nothing changed. Resume it to work on it again.`,
+      { next: shellCommand(["berth", "start", "--from", branch]) },
+    );
+  }
 }
