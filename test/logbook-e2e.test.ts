@@ -178,6 +178,15 @@ describe("berth logbook", () => {
     expect(await ids(["--since", at(6)])).toEqual(["one", "two", "three"]);
     const bad = await berth(repo, ["logbook", "--since", "yesterday"]);
     expect(bad.code).toBe(2);
+    // A verb the logbook never records: not just "No logbook events", but why.
+    const never = await berth(repo, ["logbook", "--verb", "status"]);
+    expect(never.code).toBe(0);
+    expect(never.stderr).toContain("No logbook events.");
+    expect(never.stderr).toContain(
+      'the logbook records only verbs that change something, and "status"',
+    );
+    const known = await berth(repo, ["logbook", "--verb", "gate"]);
+    expect(known.stderr).not.toContain("records only verbs");
   });
 
   it("--follow prints an event written by another process within 2 seconds", async () => {

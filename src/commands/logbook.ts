@@ -8,6 +8,7 @@ import {
 } from "../ui/logbook-view.js";
 import { colorsFor } from "../ui/style.js";
 import type { CommandOutcome } from "./outcome.js";
+import { EFFECTFUL_VERBS } from "./run-verb.js";
 
 export async function logbookCommand(
   ctx: Context,
@@ -21,6 +22,12 @@ export async function logbookCommand(
   if (options.follow) return follow(ctx, filter, options.json === true);
   const result = await readLogbookEvents(ctx, filter);
   const events = result.data?.events ?? [];
+  if (options.verb !== undefined && !EFFECTFUL_VERBS.has(options.verb)) {
+    // No event can ever match: say why, rather than a bare "No logbook events."
+    result.hints.push(
+      `the logbook records only verbs that change something, and "${options.verb}" is none of them: ${[...EFFECTFUL_VERBS].join(", ")}`,
+    );
+  }
   return {
     result,
     human: (c) =>

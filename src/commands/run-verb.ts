@@ -20,7 +20,7 @@ import type { CommandOutcome } from "./outcome.js";
  * as typed after `berth`; pure observers (status, logbook) are never listed; `describe` is logged only when
  * it changes something (cli-run.ts runs a bare `describe` as a dry run).
  */
-const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
+export const EFFECTFUL_VERBS: ReadonlySet<string> = new Set([
   "init",
   "start",
   "describe",
