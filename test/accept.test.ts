@@ -166,6 +166,24 @@ describe("a detached berth", () => {
   });
 });
 
+describe("a berth whose branch was deleted under it", () => {
+  it("is refused, and the command named makes the branch again at its last commit", async () => {
+    const { repo, berth, old } = await landable("orphaned");
+    const last = repo.git(["rev-parse", "HEAD"], berth.path);
+    repo.git(["update-ref", "-d", `refs/heads/${berth.branch}`]);
+    const { ctx } = testContext(repo.path, repo.env);
+    const error = await planAccept(ctx, { target: berth.id }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UserError);
+    const refusal = error as UserError;
+    expect(refusal.message).toContain(`${berth.branch} was deleted under it`);
+    expect(String(refusal.next)).toBe(`git -C ${berth.path} branch ${berth.branch} ${last}`);
+    expect(repo.git(["rev-parse", "main"])).toBe(old);
+    execFileSync("sh", ["-c", String(refusal.next)], { env: repo.env, stdio: "pipe" });
+    expect(repo.git(["rev-parse", berth.branch])).toBe(last);
+    expect(repo.git(["status", "--porcelain"], berth.path)).toBe("");
+  });
+});
+
 describe("pure pieces", () => {
   it("parseNameStatus reads status/path pairs", () => {
     expect(parseNameStatus("A\0new file.txt\0D\0old\0M\0x\0")).toEqual([

@@ -23,6 +23,22 @@ export async function readNewestReflogTime(adminDir: string): Promise<Date | nul
   return line === null ? null : parseReflogLineTime(line);
 }
 
+/**
+ * The commit the newest HEAD reflog entry moved HEAD to, or null. Where a
+ * checkout's branch was deleted under it, HEAD is unborn and git itself no
+ * longer resolves `HEAD@{0}`; this line is where its last commit is named.
+ */
+export function readNewestReflogCommit(adminDir: string): string | null {
+  let line: string | null;
+  try {
+    line = readLastLine(join(adminDir, "logs", "HEAD"));
+  } catch {
+    return null;
+  }
+  const to = line?.split(" ")[1] ?? "";
+  return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(to) && !/^0+$/.test(to) ? to : null;
+}
+
 /** The admin dir's modification time, or null when it cannot be read. */
 export async function readAdminDirChange(adminDir: string): Promise<Date | null> {
   try {

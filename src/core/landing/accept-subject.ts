@@ -5,7 +5,7 @@ import type { LandingRecord } from "../../io/unfinished-landing.js";
 import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
 import { nearestLiveContainer } from "../fleet/containment.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
-import { reattachment } from "../lifecycle/reattach.js";
+import { reattachment, rebranching } from "../lifecycle/reattach.js";
 import {
   lockedRefusal,
   mainCheckoutRefusal,
@@ -111,7 +111,10 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
   const branch = entry.branch;
   const head = entry.head;
   if (branch === null || head === null || entry.detached) {
-    const back = head === null ? null : await reattachment(entry.path, head, w.marker.branch);
+    const back =
+      head === null
+        ? rebranching(entry.path, w.adminDir, w.marker.branch)
+        : await reattachment(entry.path, head, w.marker.branch);
     throw refusal(
       `${name} is not on a branch with commits (detached or unborn HEAD)${back?.detail ? `; ${back.detail}` : ""}.`,
       { next: back?.command ?? shellCommand(["git", "-C", entry.path, "switch", w.marker.branch]) },

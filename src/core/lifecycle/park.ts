@@ -16,7 +16,7 @@ import { mergeRecord, storeRecord } from "../berth/briefs.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
-import { reattachment } from "./reattach.js";
+import { reattachment, rebranching } from "./reattach.js";
 import {
   goesWithIt,
   ignoredFilesOf,
@@ -106,7 +106,10 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
   const head = entry.head;
   if (branch === null || head === null || entry.detached) {
     const own = worktree.marker?.branch ?? `berth/${target.id}`;
-    const back = head === null ? null : await reattachment(entry.path, head, own);
+    const back =
+      head === null
+        ? rebranching(entry.path, worktree.adminDir, own)
+        : await reattachment(entry.path, head, own);
     refuse(
       `${target.id} is not on a branch, so parking would keep nothing to resume from; its own branch is ${own}` +
         `${back?.detail ? `; ${back.detail}` : ""}.`,

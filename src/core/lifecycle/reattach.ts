@@ -1,5 +1,6 @@
 import { isAncestor } from "../../git/ancestry.js";
 import { resolveCommit } from "../../git/refs.js";
+import { readNewestReflogCommit } from "../../io/reflog.js";
 import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
 
 /**
@@ -39,5 +40,23 @@ export async function reattachment(
   return {
     detail: `HEAD and ${own} have diverged: the commands keep HEAD's commits on ${keep} first`,
     command: commandSequence(git("branch", keep, head), git("switch", own)),
+  };
+}
+
+/**
+ * How a checkout whose branch was deleted under it (HEAD unborn) gets its
+ * branch back: made again at the commit its HEAD log last names, which is
+ * where the deleted branch was. Null when the log names none.
+ */
+export function rebranching(
+  path: string,
+  adminDir: string | null,
+  branch: string,
+): { detail: string; command: CommandLine } | null {
+  const last = adminDir === null ? null : readNewestReflogCommit(adminDir);
+  if (last === null) return null;
+  return {
+    detail: `${branch} was deleted under it; its last commit, ${shortOid(last)}, is in the checkout's HEAD log: the command makes ${branch} there again`,
+    command: shellCommand(["git", "-C", path, "branch", branch, last]),
   };
 }
