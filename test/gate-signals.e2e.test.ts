@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { receiptPath } from "../src/io/receipt-file.js";
+import { isGone, leftovers, waitFor } from "./helpers/processes.js";
 import { BERTH_BIN, collectRun, makeRepo, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -12,46 +13,17 @@ import { BERTH_BIN, collectRun, makeRepo, type TestRepo } from "./helpers/repo.j
  */
 
 let repo: TestRepo | undefined;
-const leftovers: number[] = [];
+const spawned = leftovers();
 afterEach(() => {
-  for (const pid of leftovers.splice(0)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  }
+  spawned.killAll();
   repo?.cleanup();
 });
-
-/** A process that no longer runs; a zombie waiting for its new parent to reap it counts as gone. */
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return true;
-  }
-}
 
 /** The pid in `file`, once it is written whole; null before. */
 function recordedPid(file: string): number | null {
   const text = existsSync(file) ? readFileSync(file, "utf8") : "";
   const pid = Number(text.trim());
   return text.endsWith("\n") && Number.isInteger(pid) && pid > 0 ? pid : null;
-}
-
-async function waitFor(what: string, test: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe("a signal to berth gate stops the checks' processes", () => {
@@ -73,7 +45,7 @@ describe("a signal to berth gate stops the checks' processes", () => {
       // The shell creates the file before it writes the pid: wait for the pid itself.
       await waitFor("the check to start", () => recordedPid(pidFile) !== null, 20_000);
       const sleeper = recordedPid(pidFile) as number;
-      leftovers.push(sleeper);
+      spawned.add(sleeper);
       expect(isGone(sleeper)).toBe(false);
 
       child.kill(signal);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { receiptPath } from "../src/io/receipt-file.js";
+import { isGone, leftovers, waitFor } from "./helpers/processes.js";
 import { BERTH_BIN, makeRepo, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -13,39 +14,11 @@ import { BERTH_BIN, makeRepo, type TestRepo } from "./helpers/repo.js";
  */
 
 let repo: TestRepo | undefined;
-const leftovers: number[] = [];
+const spawned = leftovers();
 afterEach(() => {
-  for (const pid of leftovers.splice(0)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  }
+  spawned.killAll();
   repo?.cleanup();
 });
-
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return true;
-  }
-}
-
-async function waitFor(what: string, test: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const message = (body: object) => `${JSON.stringify({ jsonrpc: "2.0", ...body })}\n`;
 
@@ -86,7 +59,7 @@ describe("berth mcp when its client goes away mid-call", () => {
     };
     await waitFor("the check to start", () => pid() !== null, 20_000);
     const sleeper = pid() as number;
-    leftovers.push(sleeper);
+    spawned.add(sleeper);
 
     server.stdin.end();
     expect(await exited).toBe(0);

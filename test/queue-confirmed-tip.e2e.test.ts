@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "./helpers/processes.js";
 import { berthWith, queueFixture, tip } from "./helpers/queue.js";
 import { BERTH_BIN, collectRun, runBerth, type TestRepo } from "./helpers/repo.js";
 
@@ -15,12 +16,14 @@ import { BERTH_BIN, collectRun, runBerth, type TestRepo } from "./helpers/repo.j
 let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());
 
-async function waitFor(what: string, test: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** `berth queue run --json` in the background; its result once it exits. */
+function queueRunInBackground(r: TestRepo, env: NodeJS.ProcessEnv) {
+  const lander = spawn(process.execPath, [BERTH_BIN, "queue", "run", "--json"], {
+    cwd: r.path,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return collectRun(lander);
 }
 
 describe("the tip an accept submitted", () => {
@@ -107,12 +110,7 @@ describe("a lander in the logbook", () => {
     });
     expect(submitted.code, submitted.stderr).toBe(0);
 
-    const lander = spawn(process.execPath, [BERTH_BIN, "queue", "run", "--json"], {
-      cwd: repo.path,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const done = collectRun(lander);
+    const done = queueRunInBackground(repo, env);
     await waitFor("the gate's check to start", () => existsSync(`${marker}.started`), 20_000);
     const during = await runBerth(["logbook", "--json", "--verb", "queue run"], {
       cwd: repo.path,
@@ -153,12 +151,7 @@ describe("the queue's integration checkout", () => {
       });
       expect(submitted.code, submitted.stderr).toBe(0);
     }
-    const lander = spawn(process.execPath, [BERTH_BIN, "queue", "run", "--json"], {
-      cwd: repo.path,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const done = collectRun(lander);
+    const done = queueRunInBackground(repo, env);
     // y lands second, through an integration commit gated in the queue's own checkout.
     const integrationId = () =>
       repo?.git(["worktree", "list"]).match(/integrate-[0-9]+-[0-9a-f]+/)?.[0] ?? null;
