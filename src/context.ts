@@ -121,9 +121,6 @@ export function processContext(debug: boolean, cwd?: string): Context {
       folder ??= currentFolder();
       return folder;
     },
-    set cwd(value: string) {
-      folder = value;
-    },
     env: process.env,
     now: () => new Date(),
     stdout: heedWriteErrors(process.stdout),

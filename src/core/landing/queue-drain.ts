@@ -5,7 +5,7 @@ import { listRefs, readRefTips, resolveCommit } from "../../git/refs.js";
 import { acquireLockFile, type HeldLock, thisProcessOwner } from "../../io/lock.js";
 import { isFinal, type QueueEntry, queueLockPath, readQueue } from "../../io/queue-store.js";
 import { surveyFleet } from "../fleet/survey.js";
-import { fetchRemoteTrunk, refuseDivergedTrunk } from "../repo/remote.js";
+import { fetchRemoteTrunk } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "../repo/trunk.js";
 import type { AcceptApplyOptions } from "./accept.js";
@@ -162,8 +162,9 @@ async function landOnce(
 async function landingBase(repo: Repository, trunk: string): Promise<string> {
   const local = await resolveCommit(repo.mainPath, `refs/heads/${trunk}`);
   if (local === null) throw new UserError("precondition_failed", "There is no trunk to land on.");
-  const remote = await fetchRemoteTrunk(repo, trunk, local, "nothing was landed");
-  if (remote === null) await refuseDivergedTrunk(repo, trunk, local);
+  const remote = await fetchRemoteTrunk(repo, trunk, local, "nothing was landed", {
+    refuseDiverged: true,
+  });
   return remote?.tip ?? local;
 }
 

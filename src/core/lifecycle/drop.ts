@@ -122,7 +122,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   const inFlight = describeVerbInFlight(activity.worktrees.get(entry.path));
   if (inFlight !== null) reasons.unshift({ kind: "in_flight", detail: inFlight });
   const trunk = survey.trunk.name;
-  const reading = (recovered: boolean): BranchReading => ({
+  const read: Omit<BranchReading, "recovered"> = {
     branch: entry.branch,
     trunk,
     prefix: repo.config.repository.branch_prefix,
@@ -134,8 +134,8 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, entry.branch, worktree),
     // An unborn branch has no commits to lose.
     landed: entry.head === null || worktree.ahead === 0,
-    recovered,
-  });
+  };
+  const reading = (recovered: boolean): BranchReading => ({ ...read, recovered });
   // Commits on a branch the drop keeps in any case (outside the prefix, not berth's) stay on
   // it: they are not discarded, and need no --force. A detached HEAD's are still at risk.
   const branchStays =

@@ -31,6 +31,12 @@ export async function fetchRemoteTrunk(
   trunk: string,
   localTip: string | null,
   what: string,
+  /**
+   * Refuse a local trunk that has diverged from the remote's (each has commits the other
+   * lacks) instead of keeping it: a landing built on it could never fast-forward the
+   * remote's, and every round would lose the lease as if the remote kept moving.
+   */
+  options: { refuseDiverged?: boolean } = {},
 ): Promise<{ ref: string; tip: string } | null> {
   const remote = repo.config.remote.name;
   const tracking = remoteTrunkRef(remote, trunk);
@@ -40,30 +46,22 @@ export async function fetchRemoteTrunk(
   if (fetched.fate === "unreachable") throw remoteFailed(remote, fetched.message, what);
   const tip = (await readRefTips(cwd, [tracking])).get(tracking) ?? null;
   if (tip === null || tip === localTip) return null;
-  if (localTip !== null && !(await isAncestor(cwd, localTip, tip))) return null;
+  if (localTip !== null && !(await isAncestor(cwd, localTip, tip))) {
+    if (options.refuseDiverged === true && !(await isAncestor(cwd, tip, localTip))) {
+      throw divergedTrunk(repo, remote, trunk, tracking);
+    }
+    return null;
+  }
   return { ref: tracking, tip };
 }
 
-/**
- * Refuses a landing on a local trunk that has diverged from the remote's:
- * each has commits the other lacks. A landing is built on the local trunk
- * (fetchRemoteTrunk keeps it when it is not behind), so its push could never
- * fast-forward the remote's: every round would lose the lease and go round
- * again, as if the remote kept moving. Call it after fetchRemoteTrunk.
- */
-export async function refuseDivergedTrunk(
+function divergedTrunk(
   repo: Repository,
+  remote: string,
   trunk: string,
-  localTip: string,
-): Promise<void> {
-  const remote = repo.config.remote.name;
-  const tracking = remoteTrunkRef(remote, trunk);
-  if (remote === null || tracking === null) return;
-  const cwd = repo.location.cwd;
-  const tip = (await readRefTips(cwd, [tracking])).get(tracking) ?? null;
-  if (tip === null || tip === localTip) return;
-  if ((await isAncestor(cwd, tip, localTip)) || (await isAncestor(cwd, localTip, tip))) return;
-  throw new UserError(
+  tracking: string,
+): UserError {
+  return new UserError(
     "precondition_failed",
     `${trunk} here and ${remote}'s ${trunk} have diverged: each has commits the other lacks ` +
       `(git log --oneline --left-right ${trunk}...${tracking.replace(/^refs\/remotes\//, "")} lists them). ` +
