@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { attentionReasons } from "../src/core/desk/model.js";
 import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
@@ -129,6 +130,43 @@ describe("integrated without a remote", () => {
     const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
     expect(rowOf(status.json, z.id)?.state).toBe("active");
   });
+
+  it.each([
+    ["a binary file", "logo.bin", "", (side: string) => `${side}\0bin`],
+    [
+      "a merge driver's file",
+      "notes.txt",
+      "notes.txt merge=keep-ours\n",
+      (side: string) => `${side}\n`,
+    ],
+  ])(
+    "a conflict in %s is not integrated, though git's conflicted tree is the trunk's: status keeps it active, prune keeps it",
+    async (_, file, attributes, content) => {
+      local = makeRepo({ config: "[logbook]\nenabled = false\n" });
+      const r = local;
+      // A driver that fails keeps the trunk's side in merge-tree's tree, as a binary conflict does.
+      r.git(["config", "merge.keep-ours.driver", "false"]);
+      if (attributes !== "") r.write(".gitattributes", attributes);
+      writeFileSync(join(r.path, file), content("base"));
+      r.commit("the shared file");
+      const start = await runBerth(["start", "c", "--json"], { cwd: r.path, env: r.env });
+      const c = start.json.data as { id: string; branch: string; path: string };
+      writeFileSync(join(c.path, file), content("berth"));
+      const tip = r.commit("the berth's version", c.path);
+      writeFileSync(join(r.path, file), content("trunk"));
+      r.commit("the trunk's version");
+
+      const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+      expect(rowOf(status.json, c.id)?.state).toBe("active");
+      const apply = await runBerth(["worktree", "prune", "--yes", "--json"], {
+        cwd: r.path,
+        env: r.env,
+      });
+      expect(apply.code).toBe(0);
+      expect(existsSync(c.path)).toBe(true);
+      expect(r.git(["rev-parse", c.branch])).toBe(tip);
+    },
+  );
 
   it("an integrated branch with no checkout leaves status refs and is pruned behind a recovery ref", async () => {
     local = makeRepo({ config: "[logbook]\nenabled = false\n" });

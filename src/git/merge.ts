@@ -37,18 +37,36 @@ export async function mergeCommit(
   };
 }
 
+/** What merging two commits would leave: its tree, and whether git met a conflict. */
+export interface MergedTree {
+  tree: string;
+  conflicted: boolean;
+}
+
 /**
  * The tree merging `theirs` into `ours` would leave in the checkout, conflicted
  * files as git would write them (`git merge-tree --write-tree`, git 2.38+, the
  * same merge machinery as `git merge`). No checkout, index or ref is touched;
  * git only adds unreachable objects. Refuses unrelated histories, as `git
- * merge` does.
+ * merge` does. A conflicted tree can equal a side's own tree (a binary or
+ * merge-driver conflict keeps `ours`), so it proves nothing about the merge.
  */
-export async function mergedTree(cwd: string, ours: string, theirs: string): Promise<string> {
-  const args = ["merge-tree", "--write-tree", "--no-messages", "--end-of-options", ours, theirs];
+export async function mergedTree(cwd: string, ours: string, theirs: string): Promise<MergedTree> {
+  const args = [
+    // A file added in a folder the other side renamed follows the rename: git's
+    // default writes that same tree but calls it a conflict ("file location").
+    "-c",
+    "merge.directoryRenames=true",
+    "merge-tree",
+    "--write-tree",
+    "--no-messages",
+    "--end-of-options",
+    ours,
+    theirs,
+  ];
   // Exit 1 is a merge with conflicts: its tree still comes first.
-  const { stdout } = await runGit(args, { cwd, okCodes: [1] });
-  return stdout.split("\n")[0]?.trim() ?? "";
+  const { stdout, exitCode } = await runGit(args, { cwd, okCodes: [1] });
+  return { tree: stdout.split("\n")[0]?.trim() ?? "", conflicted: exitCode === 1 };
 }
 
 /** Paths left unmerged by a conflicted merge. */

@@ -19,7 +19,7 @@ import { planWitnesses } from "./trunk-lacks.js";
  *      already read; the others in the shortcut's one cat-file);
  *   2. else merging it into the trunk tip changes nothing: `git merge-tree
  *      --write-tree` gives the trunk tip's own tree (one process per tip;
- *      conflict markers, or unrelated histories, are never integrated). Before it,
+ *      a conflict of any kind, or unrelated histories, is never integrated). Before it,
  *      fleet/trunk-lacks.ts sets aside the tips holding a change the trunk
  *      provably lacks (their fork point being their one merge base): no merge
  *      for those.
@@ -135,7 +135,7 @@ export async function judgeIntegration(
   return { integrated, setAside };
 }
 
-/** Step 2: merging `tip` into `trunkTip` leaves `trunkTree` exactly. */
+/** Step 2: merging `tip` into `trunkTip` leaves `trunkTree` exactly, with no conflict. */
 export async function mergeChangesNothing(
   cwd: string,
   trunkTip: string,
@@ -143,7 +143,8 @@ export async function mergeChangesNothing(
   tip: string,
 ): Promise<boolean> {
   try {
-    return (await mergedTree(cwd, trunkTip, tip)) === trunkTree;
+    const merged = await mergedTree(cwd, trunkTip, tip);
+    return !merged.conflicted && merged.tree === trunkTree;
   } catch (error) {
     // Unrelated histories (or a tip git cannot read) merge into nothing berth can vouch for.
     if (error instanceof GitError) return false;

@@ -146,7 +146,7 @@ export async function runUpdate(
   const fastForward = !upToDate && (await isAncestor(path, headBefore, source.commit));
   if (!upToDate) {
     const merged = await mergedTree(path, headBefore, source.commit);
-    const inTheWay = await untrackedFilesInTheWay(path, headBefore, merged);
+    const inTheWay = await untrackedFilesInTheWay(path, headBefore, merged.tree);
     if (inTheWay.length > 0) throw inTheWayRefusal(path, branch, source, inTheWay);
   }
   const ensureCommands = repo.config.worktree.setup.ensure;
