@@ -94,6 +94,42 @@ describe("drop refuses work it would discard without --force", () => {
     repo.git(["merge-base", "--is-ancestor", commit, refs[0] as string]);
   });
 
+  it("a berth whose branch was deleted under it: the plan names the commit in its HEAD log, and --force keeps it in a recovery ref", async () => {
+    const { repo, env } = setUp();
+    const berth = await startBerth(repo, "orphaned", env);
+    repo.write("feature.txt", "feature\n", berth.path);
+    const commit = repo.commit("add the feature", berth.path);
+    repo.git(["update-ref", "-d", `refs/heads/${berth.branch}`]);
+
+    const plan = await runBerth(["worktree", "drop", berth.id, "--force", "--dry-run", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(plan.code).toBe(0);
+    expect(plan.json.data).toMatchObject({ head: null, delete_branch: null, recovery_tip: commit });
+    expect(JSON.stringify(plan.json.data.reasons)).toContain(
+      `its branch ${berth.branch} was deleted under it`,
+    );
+    const text = await runBerth(["worktree", "drop", berth.id, "--force", "--dry-run"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(text.stdout).toContain(
+      `recovery ref refs/berth/recovery/<utc>-${berth.id} at ${commit.slice(0, 8)}`,
+    );
+    expect(text.stdout).not.toContain(`keeps     branch ${berth.branch}`);
+
+    const run = await runBerth(["worktree", "drop", berth.id, "--force", "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(run.code).toBe(0);
+    expect(existsSync(berth.path)).toBe(false);
+    const refs = recoveryRefs(repo);
+    expect(refs).toHaveLength(1);
+    expect(repo.git(["rev-parse", refs[0] as string])).toBe(commit);
+  });
+
   it("drops a clean berth whose work is on the trunk without --force, and writes no recovery ref", async () => {
     const { repo, env } = setUp();
     const berth = await startBerth(repo, "clean", env);

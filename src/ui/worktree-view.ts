@@ -26,11 +26,15 @@ export function dropPlanText(data: DropData, c: Colors): string {
   for (const reason of data.reasons) row("discards", describeReason(reason));
   if (data.delete_branch !== null && data.head !== null) {
     row("deletes", `branch ${data.delete_branch} at ${shortOid(data.head)}`);
-  } else if (data.branch !== null) {
+  } else if (data.branch !== null && data.head !== null) {
+    // A HEAD that names no commit is a branch deleted under the checkout: there is none to keep.
     row("keeps", `branch ${data.branch}`);
   }
-  if (data.forced && data.head !== null) {
-    row("keeps", `recovery ref refs/berth/recovery/<utc>-${data.id} at ${shortOid(data.head)}`);
+  if (data.recovery_tip !== null) {
+    row(
+      "keeps",
+      `recovery ref refs/berth/recovery/<utc>-${data.id} at ${shortOid(data.recovery_tip)}`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -6,6 +6,8 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { branchesMadeByBerth } from "../../io/branch-records.js";
 import { type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
 import { withFleetLock } from "../../io/lock.js";
+import { adminDirFor } from "../../io/paths.js";
+import { readNewestReflogCommit } from "../../io/reflog.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
 import { shellCommand, shortOid } from "../../text.js";
 import { readFleetActivity } from "../fleet/activity.js";
@@ -81,6 +83,11 @@ export interface DropData {
   /** The branch the drop deletes, or null when it keeps it (see hints). */
   delete_branch: string | null;
   recovery_ref: string | null;
+  /**
+   * The commit a forced drop's recovery ref holds: HEAD, or, for a branch
+   * deleted under the checkout, the last commit its HEAD log names.
+   */
+  recovery_tip: string | null;
   resources_destroyed: string[];
   worktree_removed: boolean;
   branch_deleted: boolean;
@@ -114,8 +121,14 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   if (target === null) throw unownedRefusal("worktree drop", entry.path);
   await refuseQueueCheckout("worktree drop", repo, target.id);
 
+  // A branch deleted under the checkout leaves HEAD unborn; its commits are then in the HEAD log only.
+  const orphanedTip =
+    entry.head === null && entry.branch !== null && !entry.prunable
+      ? readNewestReflogCommit(adminDirFor(repo.location.commonDir, target.adminKey))
+      : null;
+  const recoverTip = entry.head ?? orphanedTip;
   const [reasons, activity] = await Promise.all([
-    forceReasons(repo, survey, worktree),
+    forceReasons(repo, survey, worktree, orphanedTip),
     readFleetActivity(repo, [worktree], ctx.now()),
   ]);
   // A verb working in the berth (the logbook only ever narrows): dropping needs --force.
@@ -145,7 +158,8 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   // A forced drop writes a recovery ref holding the tip before anything goes.
   const branchReading = reading(forced && entry.head !== null);
   const verdict = branchVerdict(branchReading);
-  const branchToDrop = verdict.delete ? verdict.branch : null;
+  // No commit at HEAD: the branch was deleted under the checkout, and there is none to delete.
+  const branchToDrop = verdict.delete && entry.head !== null ? verdict.branch : null;
   const hints: string[] = [];
   const kept = keptBranchHint(verdict, branchReading, name);
   if (kept !== null) hints.push(kept);
@@ -168,6 +182,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     resources,
     delete_branch: branchToDrop,
     recovery_ref: null,
+    recovery_tip: forced ? recoverTip : null,
     resources_destroyed: [],
     worktree_removed: false,
     branch_deleted: false,
@@ -184,11 +199,11 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   }
 
   const steps: PlanStep[] = [];
-  if (forced && entry.head !== null) {
+  if (data.recovery_tip !== null) {
     steps.push({
       step: "write recovery ref",
       target: `${RECOVERY_PREFIX}<utc>-${target.id}`,
-      detail: `at ${entry.head}`,
+      detail: `at ${data.recovery_tip}`,
     });
   }
   for (const resource of resources) steps.push({ step: "destroy resource", target: resource });
@@ -209,6 +224,7 @@ async function forceReasons(
   repo: Repository,
   survey: FleetSurvey,
   worktree: WorktreeFacts,
+  orphanedTip: string | null,
 ): Promise<ForceReason[]> {
   const { entry } = worktree;
   const trunkTip = survey.trunk.tip;
@@ -226,7 +242,15 @@ async function forceReasons(
     }
   }
   const head = entry.head;
-  if (head === null) return reasons;
+  if (head === null) {
+    if (orphanedTip !== null) {
+      reasons.push({
+        kind: "unknown",
+        detail: `its branch ${entry.branch} was deleted under it: its last commit, ${shortOid(orphanedTip)}, is only in the checkout's HEAD log`,
+      });
+    }
+    return reasons;
+  }
   if (trunkTip === null) {
     reasons.push({
       kind: "unknown",
@@ -283,9 +307,14 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
   const steps: StepOutcome[] = [];
   const hints = [...plan.hints];
   await withFleetLock(repo.location.commonDir, "worktree drop", async () => {
-    if (data.forced && data.head !== null) {
+    if (data.recovery_tip !== null) {
       try {
-        data.recovery_ref = await writeRecoveryRef(repo.mainPath, data.id, data.head, ctx.now());
+        data.recovery_ref = await writeRecoveryRef(
+          repo.mainPath,
+          data.id,
+          data.recovery_tip,
+          ctx.now(),
+        );
       } catch (error) {
         throw new UserError(
           "precondition_failed",
