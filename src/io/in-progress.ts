@@ -12,20 +12,22 @@ import { join } from "node:path";
  * 2. `MERGE_HEAD`;
  * 3. `CHERRY_PICK_HEAD`, then `REVERT_HEAD`;
  * 4. `sequencer/todo` (a cherry-pick or revert of several commits that
- *    stopped after one was committed), named by its next instruction.
+ *    stopped after one was committed), named by its next instruction;
+ * 5. `BISECT_START`: a bisect, which has no `--continue` (it is ended, by
+ *    `git bisect reset`), and whose HEAD is detached at a midpoint meanwhile.
  * A rebase comes first because its stopped steps may leave MERGE_HEAD or
  * CHERRY_PICK_HEAD beside it, and it is the rebase that must be continued.
  */
 
-export type OperationKind = "merge" | "rebase" | "am" | "cherry-pick" | "revert";
+export type OperationKind = "merge" | "rebase" | "am" | "cherry-pick" | "revert" | "bisect";
 
 export interface OperationInProgress {
   kind: OperationKind;
   /** What in the git dir says so (`MERGE_HEAD`, `rebase-merge/`, ...). */
   evidence: string;
-  /** `git <kind> --continue` as arguments. */
-  continueArgs: string[];
-  /** `git <kind> --abort` as arguments. */
+  /** `git <kind> --continue` as arguments; null for a bisect, which is only ended. */
+  continueArgs: string[] | null;
+  /** `git <kind> --abort` as arguments (`git bisect reset` for a bisect). */
   abortArgs: string[];
   /** The branch a rebase is rewriting (its HEAD is detached meanwhile), or null. */
   branch: string | null;
@@ -56,6 +58,15 @@ export function readOperationInProgress(gitDir: string): OperationInProgress | n
   const next = entries.has("sequencer") ? nextSequencerInstruction(at("sequencer/todo")) : null;
   if (next !== null) {
     return found(next === "revert" ? "revert" : "cherry-pick", "sequencer/todo");
+  }
+  if (entries.has("BISECT_START")) {
+    return {
+      kind: "bisect",
+      evidence: "BISECT_START",
+      continueArgs: null,
+      abortArgs: ["git", "bisect", "reset"],
+      branch: null,
+    };
   }
   return null;
 }

@@ -340,9 +340,11 @@ function inProgressHints(
     if (op === null) continue;
     const name = rows.find((r) => r.path === w.entry.path)?.id ?? w.entry.path;
     const inTree = (args: string[]) => shellCommand(["git", "-C", w.entry.path, ...args.slice(1)]);
+    const what = `${name}: a ${op.kind}${op.branch ? ` of ${op.branch}` : ""} is in progress; `;
     hints.push(
-      `${name}: a ${op.kind}${op.branch ? ` of ${op.branch}` : ""} is in progress; ` +
-        `continue it with ${inTree(op.continueArgs)}, or abort it with ${inTree(op.abortArgs)}`,
+      op.continueArgs === null
+        ? `${what}end it with ${inTree(op.abortArgs)}`
+        : `${what}continue it with ${inTree(op.continueArgs)}, or abort it with ${inTree(op.abortArgs)}`,
     );
   }
   return hints;

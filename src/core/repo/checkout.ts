@@ -46,14 +46,21 @@ export function refuseOperationInProgress(
 ): void {
   const operation = readOperationInProgress(location.adminDir);
   if (operation === null) return;
-  const resume = shellCommand(operation.continueArgs);
   const abort = shellCommand(operation.abortArgs);
+  const situation = `${location.path} has a ${operation.kind} in progress (${operation.evidence}); ${why}.`;
+  const again = shellCommand(["berth", ...verb.split(" ")]);
+  if (operation.continueArgs === null) {
+    throw new UserError("precondition_failed", `${situation} End it with ${abort}.`, {
+      next: commandSequence(abort, again),
+      data: { in_progress: operation.kind, continue: null, abort },
+    });
+  }
+  const resume = shellCommand(operation.continueArgs);
   throw new UserError(
     "precondition_failed",
-    `${location.path} has a ${operation.kind} in progress (${operation.evidence}); ${why}. ` +
-      `Finish it with ${resume}, or undo it with ${abort}.`,
+    `${situation} Finish it with ${resume}, or undo it with ${abort}.`,
     {
-      next: commandSequence(resume, shellCommand(["berth", ...verb.split(" ")])),
+      next: commandSequence(resume, again),
       data: { in_progress: operation.kind, continue: resume, abort },
     },
   );
