@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { berthBranches } from "./helpers/fleet.js";
 import {
@@ -192,6 +193,47 @@ describe("landing a fleet through the queue", () => {
     expect(repo.git(["rev-parse", `${gated}^1`])).toBe(aLanded);
     expect(tip(repo, "main")).toBe(aLanded);
     expect(existsSync(b.path)).toBe(true);
+  });
+});
+
+describe("a berth being landed", () => {
+  it("drop --force and park refuse while the lander gates it, and change nothing; the landing goes on", async () => {
+    const fx = queueFixture(
+      recordingGate(
+        'if [ -e "$BLOCK" ]; then touch "$GATING"; while [ -e "$BLOCK" ]; do sleep 0.05; done; fi',
+      ),
+    );
+    repo = fx.repo;
+    const r = repo;
+    const block = join(r.dir.path, "block");
+    const gating = join(r.dir.path, "gating");
+    const env = { ...fx.env, BLOCK: block, GATING: gating };
+    const berth = await berthWith(r, env, "a", { "a.txt": "a\n" });
+    const a = { ...berth, tip: tip(r, berth.branch) };
+    await gateGreen(env, a.path);
+    // The trunk moves on: the lander gates an integration commit, not the berth's receipt.
+    r.write("t.txt", "t\n");
+    r.commit("trunk work");
+    writeFileSync(block, "");
+    const accept = runBerth(["accept", a.id, "--yes", "--json"], { cwd: r.path, env });
+    for (let i = 0; i < 400 && !existsSync(gating); i++) await sleep(50);
+    expect(existsSync(gating)).toBe(true);
+
+    for (const args of [
+      ["worktree", "drop", a.id, "--force", "--yes", "--json"],
+      ["worktree", "park", a.id, "--yes", "--json"],
+    ]) {
+      const run = await runBerth(args, { cwd: r.path, env });
+      expect(run.code, args.join(" ")).toBe(1);
+      expect(run.json.error.message).toContain(`${a.id} is being landed by the landing queue now`);
+      expect(run.json.error.next).toBe(`berth await --landed ${a.id}`);
+      expect(existsSync(a.path)).toBe(true);
+      expect(tip(r, a.branch)).toBe(a.tip);
+    }
+    rmSync(block);
+    const landed = await accept;
+    expect(landed.code).toBe(0);
+    expect(isAncestor(r, a.tip, "main")).toBe(true);
   });
 });
 

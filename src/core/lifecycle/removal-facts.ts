@@ -104,26 +104,39 @@ export function lockedRefusal(verb: RemovingVerb, name: string, entry: WorktreeE
 }
 
 /**
- * Refuses to remove a checkout the landing queue is integrating in: the
+ * Refuses to remove a checkout the landing queue is working with: the
  * throwaway integration berth of an entry being merged or gated
- * (core/landing/queue-integrate.ts). Removing it under the lander would turn
- * that entry's landing into a false rejection; the lander removes it itself
- * when the landing ends.
+ * (core/landing/queue-integrate.ts), whose removal under the lander would turn
+ * that entry's landing into a false rejection (the lander removes it itself
+ * when the landing ends); and a berth whose own entry is being landed now,
+ * whose work the lander goes on to land whatever happens to its checkout, as
+ * `queue withdraw` refuses it then too.
  */
 export async function refuseQueueCheckout(
   verb: RemovingVerb,
   repo: Repository,
   id: string,
 ): Promise<void> {
-  const entry = (await readQueue(repo.location.commonDir)).find(
-    (e) => !isFinal(e) && e.integration?.id === id,
+  const open = (await readQueue(repo.location.commonDir)).filter((e) => !isFinal(e));
+  const removing = verb === "worktree park" ? "parking" : "removing";
+  const integration = open.find((e) => e.integration?.id === id);
+  if (integration !== undefined) {
+    throw new UserError(
+      "precondition_failed",
+      `${id} is the landing queue's integration checkout for ${integration.id} (${integration.state}); ${removing} it would break that landing, and the queue removes it when the landing ends.`,
+      { next: shellCommand(["berth", "queue"]) },
+    );
+  }
+  const landing = open.find(
+    (e) => e.id === id && (e.state === "integrating" || e.state === "gating"),
   );
-  if (entry === undefined) return;
-  throw new UserError(
-    "precondition_failed",
-    `${id} is the landing queue's integration checkout for ${entry.id} (${entry.state}); ${verb === "worktree park" ? "parking" : "removing"} it would break that landing, and the queue removes it when the landing ends.`,
-    { next: shellCommand(["berth", "queue"]) },
-  );
+  if (landing !== undefined) {
+    throw new UserError(
+      "precondition_failed",
+      `${id} is being landed by the landing queue now (${landing.state}); the lander lands its work whatever happens to the checkout, so ${removing} it would not stop that. Wait until the landing ends, then run this again if the berth is still there.`,
+      { next: shellCommand(["berth", "await", "--landed", id]) },
+    );
+  }
 }
 
 export function unownedRefusal(verb: RemovingVerb, path: string): UserError {
