@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fleetSnapshot, worktreePaths } from "./helpers/fleet.js";
-import { installGitCounter } from "./helpers/git-counter.js";
+import { gitSubcommand, installGitCounter } from "./helpers/git-counter.js";
 import { logbookLines } from "./helpers/logbook.js";
 import { makeRepo, type RunResult, runBerth, type TestRepo } from "./helpers/repo.js";
 
@@ -296,7 +296,7 @@ describe("overlaps", () => {
       counter.reset();
       const data = await status(r, r.path, counter.env);
       const calls = counter.calls();
-      const sub = (args: string[]) => (args[0] === "-C" ? args[2] : args[0]);
+      const sub = gitSubcommand;
       return {
         data,
         statuses: calls.filter((args) => sub(args) === "status").length,

@@ -10,12 +10,9 @@ import { isLanded } from "../src/core/fleet/landed.js";
 import { surveyFleet, type WorktreeFacts } from "../src/core/fleet/survey.js";
 import { openRepository } from "../src/core/repo/repository.js";
 import { shellQuote } from "../src/text.js";
-import { installGitCounter } from "./helpers/git-counter.js";
+import { gitSubcommand, installGitCounter } from "./helpers/git-counter.js";
 import { BERTH_BIN, makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 import { assertJsonOutput } from "./helpers/schemas.js";
-
-/** The subcommand of a logged git call (`-C <path> status ...` counts as status). */
-const subcommand = (args: string[]) => (args[0] === "-C" ? args[2] : args[0]);
 
 describe("survey cost (spec section 10)", () => {
   let repo: TestRepo;
@@ -54,9 +51,9 @@ describe("survey cost (spec section 10)", () => {
     const rows = run.json.data.worktrees as { id: string; readable: boolean; clean: boolean }[];
     expect(rows).toHaveLength(21);
     const calls = counter.calls();
-    const statuses = calls.filter((args) => subcommand(args) === "status");
+    const statuses = calls.filter((args) => gitSubcommand(args) === "status");
     expect(statuses).toHaveLength(21);
-    const others = calls.filter((args) => subcommand(args) !== "status").map(subcommand);
+    const others = calls.filter((args) => gitSubcommand(args) !== "status").map(gitSubcommand);
     // rev-parse, worktree list, for-each-ref, rev-list, cat-file (receipts).
     expect(others.length).toBeLessThanOrEqual(8);
     expect(others).toContain("cat-file");
@@ -81,9 +78,9 @@ describe("survey cost (spec section 10)", () => {
     const first = new Set(["rev-parse", "worktree", "for-each-ref"]);
     const early = counter
       .parents()
-      .filter(({ args }) => first.has(subcommand(args) ?? "") || args[0] === "status");
+      .filter(({ args }) => first.has(gitSubcommand(args) ?? "") || args[0] === "status");
     // The status of the checkout berth runs in has no -C: the lanes' statuses do.
-    expect(early.map(({ args }) => subcommand(args)).sort()).toEqual(
+    expect(early.map(({ args }) => gitSubcommand(args)).sort()).toEqual(
       ["for-each-ref", "rev-parse", "status", "worktree"].sort(),
     );
     // Each git's parent is a subshell, and the four subshells belong to one sh.
@@ -188,16 +185,16 @@ describe("survey cost (spec section 10)", () => {
     expect(prune.code).toBe(0);
     expect(prune.json.data.sections.contained.length).toBeGreaterThan(5);
     const calls = counter.calls();
-    const statuses = calls.filter((args) => subcommand(args) === "status");
+    const statuses = calls.filter((args) => gitSubcommand(args) === "status");
     expect(statuses.length).toBeLessThanOrEqual(21);
     // Beyond the survey: one listing of ignored files per checkout the plan removes (what goes with it).
     const sections = prune.json.data.sections;
     const removals = sections.landed.length + sections.contained.length;
-    const others = calls.filter((args) => subcommand(args) !== "status").map(subcommand);
+    const others = calls.filter((args) => gitSubcommand(args) !== "status").map(gitSubcommand);
     expect(others.filter((sub) => sub === "ls-files")).toHaveLength(removals);
     expect(others.length - removals).toBeLessThanOrEqual(8);
     expect(
-      calls.map(subcommand).filter((sub) => sub === "merge-base" || sub === "rev-list"),
+      calls.map(gitSubcommand).filter((sub) => sub === "merge-base" || sub === "rev-list"),
     ).toEqual(["rev-list"]);
   });
 

@@ -25,6 +25,13 @@ export interface GitCounter {
   reset(): void;
 }
 
+/** The subcommand of a logged git call: `-C <path>` and `-c <key=value>` before it are skipped. */
+export function gitSubcommand(args: readonly string[]): string | undefined {
+  let i = 0;
+  while (args[i] === "-C" || args[i] === "-c") i += 2;
+  return args[i];
+}
+
 export function installGitCounter(dir: string, env: NodeJS.ProcessEnv): GitCounter {
   const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
   const bin = join(dir, "counting-bin");

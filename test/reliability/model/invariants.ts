@@ -454,7 +454,8 @@ function integratedJudge(world: World, trunkTip: string | null): (tip: string) =
       const trunkTree = treeOf(trunkTip);
       let merged: string | null = null;
       try {
-        merged = world.git(world.mainPath, ["merge-tree", "--write-tree", trunkTip, tip]).trim();
+        const args = ["-c", "merge.directoryRenames=true", "merge-tree", "--write-tree"];
+        merged = world.git(world.mainPath, [...args, trunkTip, tip]).trim();
       } catch {
         merged = null; // a conflict (exit 1): not integrated
       }
