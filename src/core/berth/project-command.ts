@@ -31,6 +31,8 @@ export interface ShellResult {
 
 const KEEP_OUTPUT = 64 * 1024;
 const KILL_GRACE_MS = 2000;
+/** How long output may still arrive after sh exits, before what it left running is killed. */
+const DRAIN_MS = 200;
 
 export function runShell(command: string, options: ShellOptions): Promise<ShellResult> {
   const started = Date.now();
@@ -76,8 +78,16 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
     child.on("error", (error) => {
       output += `\n${error.message}`;
     });
+    // A job the command left in the background holds its output pipes open, so
+    // the pipes would not close until it ended: once sh has exited, what is
+    // still buffered has a moment to arrive, then the group is killed.
+    let drain: NodeJS.Timeout | undefined;
+    child.on("exit", () => {
+      drain = setTimeout(() => signalGroup(child.pid, "SIGKILL"), DRAIN_MS);
+    });
     child.on("close", (exitCode, signal) => {
       if (timer) clearTimeout(timer);
+      if (drain) clearTimeout(drain);
       options.signal?.removeEventListener("abort", onAbort);
       // Children that outlived sh (backgrounded jobs) die with the group.
       signalGroup(child.pid, "SIGKILL");
