@@ -305,6 +305,26 @@ describe("accept refuses before changing anything", () => {
     }
   });
 
+  it("the main checkout's index locked by another git: refused before the trunk moves; once the lock is gone it lands", async () => {
+    const { repo, env } = setUp();
+    const berth = await start(repo, env, "locked-index");
+    const lock = join(repo.path, ".git", "index.lock");
+    writeFileSync(lock, "");
+    const before = snapshot(repo);
+    const trunk = tip(repo, "main");
+    const run = await runBerth(["accept", berth.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.error.message).toContain(`its index is locked (${lock})`);
+    expect(tip(repo, "main")).toBe(trunk);
+    rmSync(lock);
+    expect(snapshot(repo)).toBe(before);
+
+    const again = await runBerth(["accept", berth.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(again.code).toBe(0);
+    expect(repo.git(["status", "--porcelain"])).toBe("");
+  });
+
   it("the trunk checked out in a linked worktree; a berth with nothing of its own; a locked berth", async () => {
     const { repo, env } = setUp();
     const berth = await start(repo, env, "ok");

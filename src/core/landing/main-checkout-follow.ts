@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { UserError } from "../../errors.js";
 import type { WorktreeEntry } from "../../git/parse.js";
 import { indexFileOf, indexMatches, refreshIndex, twoTreeUpdate } from "../../git/read-tree.js";
@@ -49,6 +50,7 @@ export function trunkHolders(
 export type FollowBlocker =
   | { kind: "tracked"; count: number; files: string[] }
   | { kind: "in_the_way"; files: string[] }
+  | { kind: "index_locked"; lock: string }
   | { kind: "git"; output: string };
 
 /**
@@ -56,7 +58,9 @@ export type FollowBlocker =
  * trunk to `to`, or null when it can. Reads only: git's own dry run works on
  * a copy of the index. Untracked files the new commit would overwrite are
  * checked by berth too, because git counts ignored files as expendable and
- * berth never loses a file.
+ * berth never loses a file. The dry run uses a copy of the index, so a lock
+ * on the real one (another git at work there) is checked first: the trunk
+ * must not move under a checkout git then cannot bring along.
  */
 export async function followBlocker(
   path: string,
@@ -72,6 +76,7 @@ export async function followBlocker(
   const inTheWay = await untrackedFilesInTheWay(path, from, to);
   if (inTheWay.length > 0) return { kind: "in_the_way", files: inTheWay };
   const index = await indexFileOf(path);
+  if (existsSync(`${index}.lock`)) return { kind: "index_locked", lock: `${index}.lock` };
   const attempt = await withIndexCopy(index, async (copy) => {
     await refreshIndex(path, copy);
     return twoTreeUpdate(path, from, to, { dryRun: true, indexFile: copy });
@@ -129,6 +134,12 @@ export function followRefusal(
         `The main checkout (${main}) has ${trunk} checked out, and landing would overwrite untracked file(s) there: ` +
           `${blocker.files.slice(0, 10).join(", ")}${blocker.files.length > 10 ? ` and ${blocker.files.length - 10} more` : ""}. Move them out of ${main}, then run berth accept ${id}.`,
         shellCommand(["git", "-C", main, "status", "--short"]),
+      );
+    case "index_locked":
+      return refuse(
+        `The main checkout (${main}) has ${trunk} checked out, and its index is locked (${blocker.lock}): another git process is at work there. ` +
+          `Let it finish (a lock no process holds, left by a crash, can be removed), then run berth accept ${id}.`,
+        shellCommand(["berth", "accept", id]),
       );
     case "git":
       return refuse(
