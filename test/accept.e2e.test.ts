@@ -1,4 +1,13 @@
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runGate } from "../src/core/landing/gate.js";
@@ -322,6 +331,49 @@ describe("accept refuses before changing anything", () => {
 
     const again = await runBerth(["accept", berth.id, "--yes", "--json"], { cwd: repo.path, env });
     expect(again.code).toBe(0);
+    expect(repo.git(["status", "--porcelain"])).toBe("");
+  });
+
+  it("a conflicting commit on the trunk in the main checkout while accept checks it can follow: the queue names the conflict, nothing changed", async () => {
+    const { repo, env } = setUp();
+    const berth = await start(repo, env, "raced");
+    await gate(env, berth.path);
+    // A git on PATH that, at accept's second dry run of the main checkout's follow, first
+    // commits the berth's file, other content, on the trunk there, as a person working there would.
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    const bin = join(repo.dir.path, "committing-bin");
+    const count = join(repo.dir.path, "dry-runs");
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, "git"),
+      [
+        "#!/bin/sh",
+        'case " $* " in *" read-tree "*" -n "*)',
+        `  echo x >> '${count}'`,
+        `  if [ "$(wc -l < '${count}')" -eq 2 ]; then`,
+        `    (unset GIT_INDEX_FILE; cd '${repo.path}' && echo mine > raced-0.txt && '${realGit}' add raced-0.txt && '${realGit}' commit -qm mine)`,
+        "  fi ;;",
+        "esac",
+        `exec '${realGit}' "$@"`,
+        "",
+      ].join("\n"),
+    );
+    chmodSync(join(bin, "git"), 0o755);
+    const shimmed = { ...env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+
+    const run = await runBerth(["accept", berth.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env: shimmed,
+    });
+    // Not git's "would be overwritten" about the main checkout: the trunk moved, so the queue
+    // tried the landing again on the new trunk, and found the berth's file conflicting.
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("rejected");
+    expect(run.json.error.message).toContain("conflicts with main: raced-0.txt");
+    const mine = tip(repo, "main");
+    expect(repo.git(["log", "-1", "--format=%s", mine])).toBe("mine");
+    expect(isAncestor(repo, tip(repo, berth.branch), "main")).toBe(false);
+    expect(existsSync(berth.path)).toBe(true);
     expect(repo.git(["status", "--porcelain"])).toBe("");
   });
 

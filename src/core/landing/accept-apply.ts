@@ -19,8 +19,7 @@ import { recordLandingFor, recordUnfinishedLanding } from "./landings.js";
 import {
   finishFollow,
   followAndRecord,
-  followBlocker,
-  followRefusal,
+  refuseUnlessFollows,
   trunkHolders,
 } from "./main-checkout-follow.js";
 import { moveTrunk } from "./trunk-move.js";
@@ -108,13 +107,13 @@ async function landUnderLock(
       },
     );
   }
-  if (trunkTip !== old) {
-    throw new UserError(
+  const trunkMoved = (now: string | null) =>
+    new UserError(
       "moved",
-      `${data.trunk.name} moved since the plan (from ${shortOid(old)} to ${trunkTip ? shortOid(trunkTip) : "nothing"}); ${nothing}, and the trunk was left where it is.`,
+      `${data.trunk.name} moved since the plan (from ${shortOid(old)} to ${now ? shortOid(now) : "nothing"}); ${nothing}, and the trunk was left where it is.`,
       { next: updateThenAccept(entry.path, data.id), data, nothingChanged },
     );
-  }
+  if (trunkTip !== old) throw trunkMoved(trunkTip);
   const holders = trunkHolders(entries, data.trunk.name, repo);
   const [linked] = holders.linked;
   if (linked !== undefined) {
@@ -129,9 +128,8 @@ async function landUnderLock(
   data.main_checkout.follows_trunk = holders.mainFollows;
   data.landing.main_checkout_updated = holders.mainFollows ? false : null;
   if (holders.mainFollows) {
-    const blocker = await followBlocker(main, old, commit);
-    if (blocker !== null)
-      throw followRefusal(main, data.trunk.name, blocker, data.id, nothingChanged);
+    const follow = { from: old, to: commit };
+    await refuseUnlessFollows(main, data.trunk.name, follow, data.id, trunkMoved, nothingChanged);
   }
 
   // Durable before the trunk moves: a run that stops after this knows what landed.

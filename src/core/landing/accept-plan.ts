@@ -31,7 +31,7 @@ import {
 } from "./accept-subject.js";
 import { NO_CHECKS_LABEL } from "./gate.js";
 import { gateDefinitionOf } from "./gate-definition.js";
-import { followBlocker, followRefusal, followState, trunkHolders } from "./main-checkout-follow.js";
+import { followState, refuseUnlessFollows, trunkHolders } from "./main-checkout-follow.js";
 
 /**
  * The accept plan, from reads only; it throws every refusal before anything
@@ -130,8 +130,7 @@ async function planLand(pc: PlanContext, subject: AcceptableWorktree): Promise<A
     );
   }
   if (holders.mainFollows) {
-    const blocker = await followBlocker(main, trunk.tip, head);
-    if (blocker !== null) throw followRefusal(main, trunk.name, blocker, target.id);
+    await refuseUnlessFollows(main, trunk.name, { from: trunk.tip, to: head }, target.id);
   }
 
   const gate = gateDefinitionOf(repo.config.gate);

@@ -84,6 +84,41 @@ export async function followBlocker(
   return attempt.ok ? null : { kind: "git", output: attempt.output };
 }
 
+/**
+ * accept's check that the main checkout can follow the trunk from `from` to
+ * `to`: throws its refusal, or `moved(now)` when the trunk itself moved from
+ * `from` meanwhile (a commit made in the main checkout fails the dry run too,
+ * and is a move, not a blocker); by default, the plan's "moved while planning".
+ */
+export async function refuseUnlessFollows(
+  main: string,
+  trunk: string,
+  move: { from: string; to: string },
+  id: string,
+  moved: (now: string | null) => UserError = (now) => movedWhilePlanning(trunk, move.from, now, id),
+  nothingChanged = true,
+): Promise<void> {
+  const blocker = await followBlocker(main, move.from, move.to);
+  if (blocker === null) return;
+  const now = await resolveCommit(main, `refs/heads/${trunk}`);
+  if (now !== move.from) throw moved(now);
+  throw followRefusal(main, trunk, blocker, id, nothingChanged);
+}
+
+/** accept's plan found the trunk moved from `from` to `now` while it read: planning again is the fix. */
+function movedWhilePlanning(
+  trunk: string,
+  from: string,
+  now: string | null,
+  id: string,
+): UserError {
+  return new UserError(
+    "moved",
+    `${trunk} moved while accept was planning (from ${shortOid(from)} to ${now ? shortOid(now) : "nothing"}); nothing changed. Accept again plans again.`,
+    { next: shellCommand(["berth", "accept", id]) },
+  );
+}
+
 /** Brings the checkout at `path` from `from` to `to` (its branch ref already points at `to`). */
 export async function followTrunk(
   path: string,
