@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -128,6 +128,49 @@ describe("drop refuses work it would discard without --force", () => {
     const refs = recoveryRefs(repo);
     expect(refs).toHaveLength(1);
     expect(repo.git(["rev-parse", refs[0] as string])).toBe(commit);
+  });
+
+  it("a truncated ledger file: drop, forced or not, refuses before anything (no recovery ref), naming the file; prune's hint names it whole; removed, the drop goes on", async () => {
+    const { repo, marker, env } = setUp();
+    const berth = await startBerth(repo, "torn", env);
+    repo.write("feature.txt", "feature\n", berth.path);
+    repo.commit("add the feature", berth.path);
+    const [file] = ledgerFiles(repo);
+    const ledgerFile = join(repo.path, ".git", "berth", "ledger", file as string);
+    writeFileSync(ledgerFile, readFileSync(ledgerFile, "utf8").slice(0, 20));
+
+    for (const force of [[], ["--force"]]) {
+      const run = await runBerth(["worktree", "drop", berth.id, ...force, "--yes", "--json"], {
+        cwd: repo.path,
+        env,
+      });
+      expect(run.code).toBe(1);
+      expect(run.json.error.code).toBe("teardown_failed");
+      expect(run.json.error.message).toContain(
+        "berth cannot tell which resource that file records",
+      );
+      expect(run.json.error.message).toContain(`rm -- ${ledgerFile}`);
+      expect(run.json.error.next).toBe(`cat -- ${ledgerFile}`);
+    }
+    expect(recoveryRefs(repo)).toEqual([]);
+    expect(existsSync(berth.path)).toBe(true);
+    const prune = await runBerth(["worktree", "prune", "--dry-run", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(prune.json.hints).toContain(
+      `unreadable ledger file ${ledgerFile}: not valid JSON (left alone)`,
+    );
+
+    rmSync(ledgerFile);
+    const run = await runBerth(["worktree", "drop", berth.id, "--force", "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(run.code).toBe(0);
+    expect(existsSync(berth.path)).toBe(false);
+    expect(recoveryRefs(repo)).toHaveLength(1);
+    expect(markerLines(marker)).toEqual([`create ${berth.id}`]);
   });
 
   it("drops a clean berth whose work is on the trunk without --force, and writes no recovery ref", async () => {

@@ -193,13 +193,14 @@ export async function readOwnedEntries(
   repo: Repository,
   adminKey: string,
   id: string,
-): Promise<{ entries: LedgerEntry[]; problems: string[] }> {
+): Promise<{ entries: LedgerEntry[]; problems: string[]; unreadable: string[] }> {
   const listing = await readLedger(repo.location.commonDir, adminKey);
   return {
     // An entry of another id under the same key was left by an earlier berth
     // that git gave the same folder name: an orphan for prune, not ours.
     entries: listing.entries.filter((e) => e.id === id),
     problems: listing.problems.map((p) => `${p.file}: ${p.reason}`),
+    unreadable: listing.problems.map((p) => p.file),
   };
 }
 

@@ -37,7 +37,12 @@ import {
   unownedRefusal,
   youWereInside,
 } from "./removal-facts.js";
-import { applyTeardown, type TeardownTarget, teardownError } from "./teardown.js";
+import {
+  applyTeardown,
+  type TeardownTarget,
+  teardownError,
+  unreadableLedgerError,
+} from "./teardown.js";
 
 /**
  * `berth worktree drop <berth>` (spec section 5): discard a berth. Teardown
@@ -164,8 +169,11 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   const kept = keptBranchHint(verdict, branchReading, name);
   if (kept !== null) hints.push(kept);
   const destroys = await plannedDestroys(repo, target);
-  if (destroys.problems.length > 0) {
-    hints.push(`the ledger has unreadable entries for this berth: ${destroys.problems.join("; ")}`);
+  if (destroys.unreadable.length > 0) {
+    // Refused before anything, a forced drop's recovery ref included: each retry would add one.
+    const message = `${target.id} cannot be dropped: unreadable ledger file(s): ${destroys.problems.join("; ")}`;
+    const rerun = ["worktree", "drop", target.id, ...(options.force ? ["--force"] : [])];
+    throw unreadableLedgerError(message, destroys.unreadable, rerun, null, true);
   }
   const resources = destroys.resources;
   const ignored = entry.prunable ? NO_DISK_USAGE : await ignoredFilesOf(entry.path);

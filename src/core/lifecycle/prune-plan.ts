@@ -209,9 +209,9 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
   sections.landed.push(...branches.deletable);
   sections.not_made_by_berth = branches.unrecorded;
   sections.orphaned = orphanedEntries(survey, ledger);
-  for (const [key, listing] of ledger) {
+  for (const listing of ledger.values()) {
     for (const problem of listing.problems) {
-      hints.push(`unreadable ledger file ${key}/${problem.file}: ${problem.reason} (left alone)`);
+      hints.push(`unreadable ledger file ${problem.file}: ${problem.reason} (left alone)`);
     }
   }
   const notContained = new Map<string, string>();

@@ -155,11 +155,12 @@ export function unownedRefusal(verb: RemovingVerb, path: string): UserError {
 export async function plannedDestroys(
   repo: Repository,
   owner: { adminKey: string; id: string },
-): Promise<{ resources: string[]; problems: string[] }> {
+): Promise<{ resources: string[]; problems: string[]; unreadable: string[] }> {
   const owned = await readOwnedEntries(repo, owner.adminKey, owner.id);
   return {
     resources: inDestroyOrder(owned.entries).map((e) => e.resource),
     problems: owned.problems,
+    unreadable: owned.unreadable,
   };
 }
 

@@ -56,7 +56,7 @@ export type TeardownFailure =
   /** Live state no longer matches the plan: nothing was done. */
   | { stage: "changed"; reason: string }
   /** A ledger file cannot be read: nothing was destroyed, nothing removed. */
-  | { stage: "ledger"; reason: string }
+  | { stage: "ledger"; reason: string; files: string[] }
   /** Housekeeping met a `gc = false` resource: nothing was done. */
   | { stage: "kept"; reason: string }
   /** A resource's destroy failed: the checkout and the remaining entries are kept. */
@@ -123,7 +123,7 @@ export async function applyTeardown(
       outcome: "failed",
       reason,
     });
-    return fail({ stage: "ledger", reason });
+    return fail({ stage: "ledger", reason, files: owned.unreadable });
   }
   if (options.housekeeping) {
     const kept = owned.entries.filter((e) => !e.gc).map((e) => e.resource);
@@ -177,6 +177,25 @@ export async function applyTeardown(
   result.ok = true;
   result.steps.push({ step: "remove worktree", target: target.path, outcome: "done" });
   return result;
+}
+
+/**
+ * A teardown that meets a ledger file it cannot read: berth cannot tell which
+ * resource the file records, or how to destroy it, so only a person can.
+ */
+export function unreadableLedgerError(
+  message: string,
+  files: readonly string[],
+  rerun: readonly string[],
+  data: unknown,
+  nothingChanged: boolean,
+): UserError {
+  const remove = shellCommand(["rm", "--", ...files]);
+  return new UserError(
+    "teardown_failed",
+    `${message}\nberth cannot tell which resource that file records, or how to destroy it. Read it; destroy the resource by hand if it exists; then remove the file (${remove}) and run ${shellCommand(["berth", ...rerun])} again.`,
+    { next: shellCommand(["cat", "--", ...files]), data, nothingChanged },
+  );
 }
 
 /** Why the target may not be torn down now, or null when it still matches the plan. */
@@ -247,6 +266,9 @@ export function teardownError(
           ? ` Destroyed before the failure: ${result.destroyed.join(", ")}.`
           : "")
       : `Teardown of ${target.id} stopped: ${why}`;
+  if (failure?.stage === "ledger") {
+    return unreadableLedgerError(message, failure.files, rerun, data, !somethingChanged);
+  }
   const advice =
     failure?.stage === "destroy"
       ? `Fix what resource ${failure.resource}'s destroy needs (berth runs the command its ledger recorded, not berth.toml's), then rerun it.`
