@@ -131,7 +131,6 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     entry.head === null && entry.branch !== null && !entry.prunable
       ? readNewestReflogCommit(adminDirFor(repo.location.commonDir, target.adminKey))
       : null;
-  const recoverTip = entry.head ?? orphanedTip;
   const [reasons, activity] = await Promise.all([
     forceReasons(repo, survey, worktree, orphanedTip),
     readFleetActivity(repo, [worktree], ctx.now()),
@@ -175,7 +174,6 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     const rerun = ["worktree", "drop", target.id, ...(options.force ? ["--force"] : [])];
     throw unreadableLedgerError(message, destroys.unreadable, rerun, null, true);
   }
-  const resources = destroys.resources;
   const ignored = entry.prunable ? NO_DISK_USAGE : await ignoredFilesOf(entry.path);
 
   const data: DropData = {
@@ -187,10 +185,10 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     forced,
     reasons: discards,
     ignored,
-    resources,
+    resources: destroys.resources,
     delete_branch: branchToDrop,
     recovery_ref: null,
-    recovery_tip: forced ? recoverTip : null,
+    recovery_tip: forced ? (entry.head ?? orphanedTip) : null,
     resources_destroyed: [],
     worktree_removed: false,
     branch_deleted: false,
@@ -214,7 +212,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
       detail: `at ${data.recovery_tip}`,
     });
   }
-  for (const resource of resources) steps.push({ step: "destroy resource", target: resource });
+  for (const resource of data.resources) steps.push({ step: "destroy resource", target: resource });
   steps.push({
     step: "remove worktree",
     target: entry.path,
