@@ -4,7 +4,7 @@
  * Only `cli-run.ts` turns them into output and an exit code.
  */
 
-import type { CommandLine } from "./text.js";
+import { type CommandLine, shellCommand } from "./text.js";
 
 export type ErrorCode =
   | "usage"
@@ -95,4 +95,30 @@ export class ConfigError extends UserError {
     this.file = file;
     this.keyPath = keyPath;
   }
+}
+
+/** What the machine said, in git's and the kernel's words, for failures no user input caused. */
+const ENVIRONMENT_FAILURES: readonly { code: string; words: string; what: string }[] = [
+  { code: "ENOSPC", words: "No space left on device", what: "the disk is full" },
+  { code: "EDQUOT", words: "Disk quota exceeded", what: "the disk quota is used up" },
+  { code: "EROFS", words: "Read-only file system", what: "the file system is read-only" },
+];
+
+/**
+ * A failure of the machine rather than of berth (a full disk, a read-only
+ * file system), from Node or from a git that reported it, as a refusal that
+ * says so: not `internal`, which calls it a bug. What the verb did before it
+ * failed is not known here, so it never claims that nothing changed.
+ */
+export function environmentFailure(error: unknown): UserError | null {
+  if (!(error instanceof Error) || error instanceof UserError) return null;
+  const code = (error as NodeJS.ErrnoException).code;
+  const text = error instanceof GitError ? error.stderr : error.message;
+  const known = ENVIRONMENT_FAILURES.find((f) => f.code === code || text.includes(f.words));
+  if (known === undefined) return null;
+  return new UserError(
+    "precondition_failed",
+    `${known.what} (${known.code}): ${error.message}. Make room (or make it writable), look at berth status, then run this again.`,
+    { next: shellCommand(["berth", "status"]), nothingChanged: false, cause: error },
+  );
 }

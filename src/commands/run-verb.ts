@@ -1,5 +1,5 @@
 import type { Context } from "../context.js";
-import { UserError } from "../errors.js";
+import { environmentFailure, UserError } from "../errors.js";
 import type { LogbookSurface } from "../io/logbook.js";
 import { failureResult } from "../result.js";
 import { renderFailure } from "../ui/failure.js";
@@ -77,7 +77,8 @@ export async function runVerb(
 }
 
 /** A thrown refusal or failure: its result, and the refusal a person reads on stderr. */
-export function failureOutcome(verb: string, error: unknown, ctx: Context): CommandOutcome {
+export function failureOutcome(verb: string, thrown: unknown, ctx: Context): CommandOutcome {
+  const error = environmentFailure(thrown) ?? thrown;
   const result = failureResult(verb, error);
   if (error instanceof UserError && ctx.debug && error.stack) {
     ctx.stderr.write(`${error.stack}\n`);
