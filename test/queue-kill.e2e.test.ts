@@ -110,6 +110,32 @@ checks = [{ name = "record", run = '${RECORD}; ${KILL_ONCE}' }]
     expect(trunkHistory(repo)).toHaveLength(2);
   });
 
+  it("killed after a fast-forward landing moved the trunk (in its teardown): queue run records the entry landed, with the move", async () => {
+    const fx = queueFixture(`[gate]
+checks = [{ name = "record", run = '${RECORD}' }]
+[worktree.resources.scratch]
+create = "true"
+destroy = '${KILL_ONCE}'
+`);
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const solo = await berthWith(repo, env, "solo", { "solo.txt": "s\n" });
+    const before = tip(repo, "main");
+    const killed = await runBerth(["accept", solo.id, "--yes"], { cwd: repo.path, env });
+    expect(killed.code).not.toBe(0);
+    expect(existsSync(`${marker}.killed`)).toBe(true);
+    const landed = tip(repo, solo.branch);
+    expect(tip(repo, "main")).toBe(landed);
+    const resumed = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.json.data.decided).toEqual([
+      expect.objectContaining({
+        state: "landed",
+        landed: { old_trunk: before, new_trunk: landed, via: "fast_forward" },
+      }),
+    ]);
+  });
+
   it("killed right after the integration merge (a post-merge hook kills git's parent): queue run completes it", async () => {
     const fx = queueFixture(`[gate]\nchecks = [{ name = "record", run = '${RECORD}' }]\n`);
     repo = fx.repo;

@@ -2,8 +2,10 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { listRefs, readRefTips, resolveCommit } from "../../git/refs.js";
+import { readLandingEntries } from "../../io/landing-log.js";
 import { acquireLockFile, type HeldLock, thisProcessOwner } from "../../io/lock.js";
 import { isFinal, type QueueEntry, queueLockPath, readQueue } from "../../io/queue-store.js";
+import { readLandingRecords } from "../../io/unfinished-landing.js";
 import { surveyFleet } from "../fleet/survey.js";
 import { fetchRemoteTrunk } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
@@ -214,8 +216,14 @@ async function recover(lander: Lander, trunk: string): Promise<void> {
     if (integration === null && (await onTrunk(repo, entry.tip, trunk))) {
       // A fast-forward that moved the trunk before its lander stopped: accept's
       // own finish records the landing from its unfinished-landing record.
+      const move = await fastForwardOf(repo, entry);
       await finishIntegrationBerth(lander, entry.id);
-      await updateEntry(lander, entry, { state: "landed", step: null, lander: null });
+      await updateEntry(lander, entry, {
+        state: "landed",
+        step: null,
+        lander: null,
+        landed: move && { old_trunk: move.old, new_trunk: move.new, via: "fast_forward" },
+      });
       continue;
     }
     // Killed while its checkout was being made, the id was never recorded: it is named after the group's first entry.
@@ -228,6 +236,26 @@ async function recover(lander: Lander, trunk: string): Promise<void> {
       integration: null,
     });
   }
+}
+
+/**
+ * The trunk move a stopped fast-forward landing of `entry` made: from accept's
+ * unfinished-landing record, or, once a later accept finished it, from the
+ * landing log; null when neither names it.
+ */
+async function fastForwardOf(
+  repo: Repository,
+  entry: QueueEntry,
+): Promise<{ old: string; new: string } | null> {
+  const commonDir = repo.location.commonDir;
+  const record = (await readLandingRecords(commonDir)).find(
+    (r) => r.id === entry.id && r.new === entry.tip,
+  );
+  if (record !== undefined) return { old: record.old, new: record.new };
+  const logged = (await readLandingEntries(commonDir))
+    .filter((e) => e.id === entry.id && e.tip === entry.tip)
+    .at(-1);
+  return logged === undefined ? null : { old: logged.old_trunk, new: logged.new_trunk };
 }
 
 /** A berth whose landing moved the trunk (an integration berth, or a fast-forwarded one): its teardown and branch. */
