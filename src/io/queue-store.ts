@@ -108,6 +108,11 @@ export function isFinal(entry: QueueEntry): boolean {
   return FINAL_STATES.has(entry.state);
 }
 
+/** A lander holds the entry now: it is being merged or gated, and may move the trunk. */
+export function isBeingLanded(entry: QueueEntry): boolean {
+  return entry.state === "integrating" || entry.state === "gating";
+}
+
 /** Every readable entry, in landing order; a torn or foreign file is skipped. */
 export async function readQueue(commonDir: string): Promise<QueueEntry[]> {
   const dir = queueDir(commonDir);

@@ -9,6 +9,7 @@ import {
   LEDGER_VERSION,
   LedgerConflictError,
   type LedgerEntry,
+  type LedgerProblem,
   ledgerEntryPath,
   readLedger,
   recordLedgerEntry,
@@ -193,15 +194,19 @@ export async function readOwnedEntries(
   repo: Repository,
   adminKey: string,
   id: string,
-): Promise<{ entries: LedgerEntry[]; problems: string[]; unreadable: string[] }> {
+): Promise<{ entries: LedgerEntry[]; problems: LedgerProblem[] }> {
   const listing = await readLedger(repo.location.commonDir, adminKey);
   return {
     // An entry of another id under the same key was left by an earlier berth
     // that git gave the same folder name: an orphan for prune, not ours.
     entries: listing.entries.filter((e) => e.id === id),
-    problems: listing.problems.map((p) => `${p.file}: ${p.reason}`),
-    unreadable: listing.problems.map((p) => p.file),
+    problems: listing.problems,
   };
+}
+
+/** "<file>: <reason>; ..." for the ledger files a berth's entries could not be read from. */
+export function describeLedgerProblems(problems: readonly LedgerProblem[]): string {
+  return problems.map((p) => `${p.file}: ${p.reason}`).join("; ");
 }
 
 export interface EnsureResourcesOutcome {

@@ -3,9 +3,11 @@ import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { listCommitsNotIn } from "../../git/commits.js";
 import { branchesMadeByBerth } from "../../io/branch-records.js";
+import type { LedgerProblem } from "../../io/ledger.js";
 import { type LandingRecord, readLandingRecords } from "../../io/unfinished-landing.js";
 import type { PlanStep } from "../../result.js";
 import { commandSequence, naturalCompare, shellCommand, shortOid } from "../../text.js";
+import { describeLedgerProblems } from "../berth/resources.js";
 import { readReceiptView } from "../fleet/receipt-state.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import {
@@ -404,8 +406,8 @@ function landingStages(
   return stages.sort((a, b) => naturalCompare(a.branch, b.branch));
 }
 
-function unreadableHint(problem: string): string {
-  return `the ledger has an unreadable entry for this berth: ${problem}`;
+function unreadableHint(problem: LedgerProblem): string {
+  return `the ledger has an unreadable entry for this berth: ${describeLedgerProblems([problem])}`;
 }
 
 /** Whether `commit` is on the trunk; an object git no longer has is not. */

@@ -4,7 +4,13 @@ import { isAncestor } from "../../git/ancestry.js";
 import { listRefs, readRefTips, resolveCommit } from "../../git/refs.js";
 import { readLandingEntries } from "../../io/landing-log.js";
 import { acquireLockFile, type HeldLock, thisProcessOwner } from "../../io/lock.js";
-import { isFinal, type QueueEntry, queueLockPath, readQueue } from "../../io/queue-store.js";
+import {
+  isBeingLanded,
+  isFinal,
+  type QueueEntry,
+  queueLockPath,
+  readQueue,
+} from "../../io/queue-store.js";
 import { readLandingRecords } from "../../io/unfinished-landing.js";
 import { surveyFleet } from "../fleet/survey.js";
 import { fetchRemoteTrunk } from "../repo/remote.js";
@@ -201,7 +207,7 @@ async function stillSubmitted(lander: Lander, group: QueueEntry[]): Promise<Queu
 async function recover(lander: Lander, trunk: string): Promise<void> {
   const { repo } = lander;
   const entries = await readQueue(repo.location.commonDir);
-  for (const entry of entries.filter((e) => e.state === "integrating" || e.state === "gating")) {
+  for (const entry of entries.filter(isBeingLanded)) {
     const integration = entry.integration;
     if (integration?.commit && (await onTrunk(repo, integration.commit, trunk))) {
       if (integration.id !== null) await finishIntegrationBerth(lander, integration.id);

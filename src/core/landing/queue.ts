@@ -6,6 +6,7 @@ import { readJsonFile, writeJsonAtomic } from "../../io/atomic.js";
 import {
   type Authority,
   appendEntry,
+  isBeingLanded,
   isFinal,
   type QueueEntry,
   type QueueState,
@@ -235,7 +236,7 @@ export async function withdrawEntry(
       next: shellCommand(["berth", "queue"]),
     });
   }
-  if (entry.state !== "queued" && entry.state !== "awaiting_approval") {
+  if (isBeingLanded(entry)) {
     throw new UserError(
       "precondition_failed",
       `${entry.id} is being landed now (${entry.state}); it can no longer be withdrawn. Nothing changed.`,

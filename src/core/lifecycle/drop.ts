@@ -10,6 +10,7 @@ import { adminDirFor } from "../../io/paths.js";
 import { readNewestReflogCommit } from "../../io/reflog.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
 import { shellCommand, shortOid } from "../../text.js";
+import { describeLedgerProblems } from "../berth/resources.js";
 import { readFleetActivity } from "../fleet/activity.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
@@ -168,11 +169,11 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   const kept = keptBranchHint(verdict, branchReading, name);
   if (kept !== null) hints.push(kept);
   const destroys = await plannedDestroys(repo, target);
-  if (destroys.unreadable.length > 0) {
+  if (destroys.problems.length > 0) {
     // Refused before anything, a forced drop's recovery ref included: each retry would add one.
-    const message = `${target.id} cannot be dropped: unreadable ledger file(s): ${destroys.problems.join("; ")}`;
+    const message = `${target.id} cannot be dropped: unreadable ledger file(s): ${describeLedgerProblems(destroys.problems)}`;
     const rerun = ["worktree", "drop", target.id, ...(options.force ? ["--force"] : [])];
-    throw unreadableLedgerError(message, destroys.unreadable, rerun, null, true);
+    throw unreadableLedgerError(message, destroys.problems, rerun, null, true);
   }
   const ignored = entry.prunable ? NO_DISK_USAGE : await ignoredFilesOf(entry.path);
 

@@ -13,6 +13,7 @@ import {
 } from "../../result.js";
 import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { mergeRecord, storeRecord } from "../berth/briefs.js";
+import { describeLedgerProblems } from "../berth/resources.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
@@ -149,7 +150,9 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
   ]);
   const hints: string[] = [];
   if (planned.problems.length > 0) {
-    hints.push(`the ledger has unreadable entries for this berth: ${planned.problems.join("; ")}`);
+    hints.push(
+      `the ledger has unreadable entries for this berth: ${describeLedgerProblems(planned.problems)}`,
+    );
   }
   const resources = planned.resources;
   const record = readBriefRecord(repo.location.commonDir, branch as string);

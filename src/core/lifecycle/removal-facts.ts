@@ -2,7 +2,8 @@ import { UserError } from "../../errors.js";
 import { listIgnoredPaths } from "../../git/ignored.js";
 import type { WorktreeEntry } from "../../git/parse.js";
 import { type DiskUsage, describeIgnored, measurePaths } from "../../io/disk-usage.js";
-import { isFinal, readQueue } from "../../io/queue-store.js";
+import type { LedgerProblem } from "../../io/ledger.js";
+import { isBeingLanded, isFinal, readQueue } from "../../io/queue-store.js";
 import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { inDestroyOrder, readOwnedEntries } from "../berth/resources.js";
 import type { WorktreeFacts } from "../fleet/survey.js";
@@ -127,9 +128,7 @@ export async function refuseQueueCheckout(
       { next: shellCommand(["berth", "queue"]) },
     );
   }
-  const landing = open.find(
-    (e) => e.id === id && (e.state === "integrating" || e.state === "gating"),
-  );
+  const landing = open.find((e) => e.id === id && isBeingLanded(e));
   if (landing !== undefined) {
     throw new UserError(
       "precondition_failed",
@@ -155,12 +154,11 @@ export function unownedRefusal(verb: RemovingVerb, path: string): UserError {
 export async function plannedDestroys(
   repo: Repository,
   owner: { adminKey: string; id: string },
-): Promise<{ resources: string[]; problems: string[]; unreadable: string[] }> {
+): Promise<{ resources: string[]; problems: LedgerProblem[] }> {
   const owned = await readOwnedEntries(repo, owner.adminKey, owner.id);
   return {
     resources: inDestroyOrder(owned.entries).map((e) => e.resource),
     problems: owned.problems,
-    unreadable: owned.unreadable,
   };
 }
 

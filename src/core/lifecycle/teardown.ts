@@ -5,6 +5,7 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees, removeWorktree } from "../../git/worktrees.js";
 import { recordBranchFirstSeen } from "../../io/branch-records.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
+import type { LedgerProblem } from "../../io/ledger.js";
 import { adminDirFor } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
 import type { StepOutcome } from "../../result.js";
@@ -12,6 +13,7 @@ import { shellCommand } from "../../text.js";
 import {
   type CommandFailure,
   describeFailure,
+  describeLedgerProblems,
   destroyLedgerEntries,
   readOwnedEntries,
 } from "../berth/resources.js";
@@ -56,7 +58,7 @@ export type TeardownFailure =
   /** Live state no longer matches the plan: nothing was done. */
   | { stage: "changed"; reason: string }
   /** A ledger file cannot be read: nothing was destroyed, nothing removed. */
-  | { stage: "ledger"; reason: string; files: string[] }
+  | { stage: "ledger"; reason: string; problems: LedgerProblem[] }
   /** Housekeeping met a `gc = false` resource: nothing was done. */
   | { stage: "kept"; reason: string }
   /** A resource's destroy failed: the checkout and the remaining entries are kept. */
@@ -116,14 +118,14 @@ export async function applyTeardown(
 
   const owned = await readOwnedEntries(repo, target.adminKey, target.id);
   if (owned.problems.length > 0) {
-    const reason = `unreadable ledger file(s): ${owned.problems.join("; ")}`;
+    const reason = `unreadable ledger file(s): ${describeLedgerProblems(owned.problems)}`;
     result.steps.push({
       step: "destroy resources",
       target: target.path,
       outcome: "failed",
       reason,
     });
-    return fail({ stage: "ledger", reason, files: owned.unreadable });
+    return fail({ stage: "ledger", reason, problems: owned.problems });
   }
   if (options.housekeeping) {
     const kept = owned.entries.filter((e) => !e.gc).map((e) => e.resource);
@@ -185,11 +187,12 @@ export async function applyTeardown(
  */
 export function unreadableLedgerError(
   message: string,
-  files: readonly string[],
+  problems: readonly LedgerProblem[],
   rerun: readonly string[],
   data: unknown,
   nothingChanged: boolean,
 ): UserError {
+  const files = problems.map((p) => p.file);
   const remove = shellCommand(["rm", "--", ...files]);
   return new UserError(
     "teardown_failed",
@@ -267,7 +270,7 @@ export function teardownError(
           : "")
       : `Teardown of ${target.id} stopped: ${why}`;
   if (failure?.stage === "ledger") {
-    return unreadableLedgerError(message, failure.files, rerun, data, !somethingChanged);
+    return unreadableLedgerError(message, failure.problems, rerun, data, !somethingChanged);
   }
   const advice =
     failure?.stage === "destroy"
