@@ -66,6 +66,17 @@ export interface Context {
   stdinIsTTY: boolean;
   debug: boolean;
   journal: Journal;
+  /**
+   * Aborted by Ctrl-C, SIGTERM or SIGHUP while a verb applies its plan
+   * (commands/interrupt.ts): the project command running is killed, and the
+   * verb stops before its next step. Absent: nothing stops the verb but its end.
+   */
+  interrupt?: AbortSignal | undefined;
+}
+
+/** A stop signal came: the verb starts nothing more, and undoes or reports. */
+export function isInterrupted(ctx: Pick<Context, "interrupt">): boolean {
+  return ctx.interrupt?.aborted === true;
 }
 
 /**

@@ -49,6 +49,8 @@ export class UserError extends Error {
   readonly data: unknown;
   readonly plan: unknown;
   readonly nothingChanged: boolean;
+  /** Set by commands/interrupt.ts when a stop signal came while the verb ran: logged `interrupted`. */
+  interrupted = false;
 
   constructor(code: ErrorCode, message: string, options: UserErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });

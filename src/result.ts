@@ -145,6 +145,7 @@ export function failureResult(verb: string, error: unknown): VerbResult {
       verb,
       data: error.data ?? null,
       ...(error.plan === undefined ? {} : { plan: error.plan as { steps: PlanStep[] } }),
+      ...(error.interrupted ? { interrupted: true } : {}),
       hints: [],
       error: {
         code: error.code,

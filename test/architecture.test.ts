@@ -80,8 +80,9 @@ const REF_WRITERS: Record<string, string[]> = {
   "core/lifecycle/branch-deletion.ts": ["deleteRef"],
   // Recovery refs: written before unlanded commits lose their branch; the oldest pruned.
   "core/lifecycle/recovery-refs.ts": ["createRef", "deleteRef"],
-  // start creates the branch, and undoes only the branch it just created.
-  "core/lifecycle/start.ts": ["addWorktree", "addWorktreeOnBranch", "deleteRef"],
+  // start creates the branch; its undo deletes only the branch it just created.
+  "core/lifecycle/start.ts": ["addWorktree", "addWorktreeOnBranch"],
+  "core/lifecycle/start-undo.ts": ["deleteRef"],
 };
 
 describe("architecture guards", () => {
@@ -161,7 +162,7 @@ describe("architecture guards", () => {
     const removers = FILES.filter((f) => /\bremoveWorktree\(/.test(f.text)).map((f) => f.name);
     expect(removers.sort()).toEqual([
       "core/lifecycle/prune-apply.ts",
-      "core/lifecycle/start.ts",
+      "core/lifecycle/start-undo.ts",
       "core/lifecycle/teardown.ts",
       "git/worktrees.ts",
     ]);

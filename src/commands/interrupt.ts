@@ -1,3 +1,7 @@
+import type { Context } from "../context.js";
+import { UserError } from "../errors.js";
+import type { VerbResult } from "../result.js";
+
 /**
  * Runs `work` with a signal that a Ctrl-C (SIGINT), SIGTERM or a closed
  * terminal (SIGHUP) aborts, so the verb can stop its own child processes
@@ -28,4 +32,26 @@ const running = new Set<AbortController>();
  */
 export function interruptRunning(): void {
   for (const interrupt of running) interrupt.abort();
+}
+
+/**
+ * Runs a verb's apply with `ctx.interrupt` set (`withInterrupt`'s signal): a
+ * stop signal kills the project command running, the verb starts nothing
+ * more and undoes or reports what it did, and its result or refusal says it
+ * was interrupted, so the logbook records `interrupted`. Only around the
+ * apply: a [y/N] question asked before it must still end at Ctrl-C.
+ */
+export function applyInterruptibly<R extends VerbResult>(
+  ctx: Context,
+  apply: (ctx: Context) => Promise<R>,
+): Promise<R> {
+  return withInterrupt(async (signal) => {
+    try {
+      const result = await apply({ ...ctx, interrupt: signal });
+      return signal.aborted ? { ...result, interrupted: true } : result;
+    } catch (error) {
+      if (signal.aborted && error instanceof UserError) error.interrupted = true;
+      throw error;
+    }
+  });
 }

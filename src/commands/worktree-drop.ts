@@ -5,6 +5,7 @@ import { shellCommand } from "../text.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { type Colors, colorsFor } from "../ui/style.js";
 import { dropPlanText, renderDropResult } from "../ui/worktree-view.js";
+import { applyInterruptibly } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 
 /** `berth worktree drop`'s confirmation, in the CLI and in the desk. */
@@ -46,5 +47,5 @@ export async function worktreeDropCommand(
     yes: options.yes === true,
     ...dropConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
   });
-  return dropOutcome(asApplied(await applyDrop(ctx, plan)));
+  return dropOutcome(asApplied(await applyInterruptibly(ctx, (ctx) => applyDrop(ctx, plan))));
 }

@@ -5,6 +5,7 @@ import { shellCommand } from "../text.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { parkPlanText, renderParkResult } from "../ui/park-view.js";
 import { type Colors, colorsFor } from "../ui/style.js";
+import { applyInterruptibly } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 
 /** `berth worktree park`'s confirmation, in the CLI and in the desk. */
@@ -39,5 +40,5 @@ export async function worktreeParkCommand(
     yes: options.yes === true,
     ...parkConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
   });
-  return parkOutcome(await applyPark(ctx, plan));
+  return parkOutcome(await applyInterruptibly(ctx, (ctx) => applyPark(ctx, plan)));
 }

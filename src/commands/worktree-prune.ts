@@ -7,6 +7,7 @@ import { shellCommand } from "../text.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { pruneConfirmText, renderPruneResult } from "../ui/prune-view.js";
 import { type Colors, colorsFor } from "../ui/style.js";
+import { applyInterruptibly } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 
 /** `berth worktree prune`'s confirmation: what is kept and destroyed, with the ignored files that go. */
@@ -66,5 +67,7 @@ export async function worktreePruneCommand(
     yes: options.yes === true,
     ...pruneConfirmation(plan, contained, ignored, planned, colorsFor(ctx.stderrIsTTY, ctx.env)),
   });
-  return pruneOutcome(asApplied(await applyPrune(ctx, plan, { contained })));
+  return pruneOutcome(
+    asApplied(await applyInterruptibly(ctx, (ctx) => applyPrune(ctx, plan, { contained }))),
+  );
 }

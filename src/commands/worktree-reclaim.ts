@@ -9,6 +9,7 @@ import { shellCommand, shortOid } from "../text.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { pruneConfirmText } from "../ui/prune-view.js";
 import { type Colors, colorsFor } from "../ui/style.js";
+import { applyInterruptibly } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 import { pruneOutcome } from "./worktree-prune.js";
 
@@ -80,7 +81,7 @@ function reclaimData(reclaim: ReclaimPlan): PruneData {
 
 export async function applyReclaim(ctx: Context, reclaim: ReclaimPlan): Promise<CommandOutcome> {
   const result: PlanApplyResult<PruneData> = asApplied(
-    await applyPrune(ctx, reclaim.plan, { contained: true }),
+    await applyInterruptibly(ctx, (ctx) => applyPrune(ctx, reclaim.plan, { contained: true })),
   );
   return pruneOutcome({ ...result, verb: VERB });
 }

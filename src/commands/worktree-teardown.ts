@@ -10,6 +10,7 @@ import { shellCommand } from "../text.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { type Colors, colorsFor } from "../ui/style.js";
 import { renderWorktreeTeardown, teardownPlanText } from "../ui/worktree-view.js";
+import { applyInterruptibly } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 
 /** `berth worktree teardown`'s confirmation (asked only when resources are recorded). */
@@ -44,5 +45,5 @@ export async function worktreeTeardownCommand(
       ...teardownConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
     });
   }
-  return teardownOutcome(await applyWorktreeTeardown(ctx, plan));
+  return teardownOutcome(await applyInterruptibly(ctx, (ctx) => applyWorktreeTeardown(ctx, plan)));
 }

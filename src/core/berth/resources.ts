@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Context } from "../../context.js";
+import { type Context, isInterrupted } from "../../context.js";
 import type { ResourceConfig } from "../../io/config-types.js";
 import {
   forgetLedgerEntry,
@@ -17,7 +17,7 @@ import {
 import { reportProgress } from "../progress.js";
 import type { Repository } from "../repo/repository.js";
 import { type BerthFacts, berthVariables, commandEnv } from "./env.js";
-import { lastLines, runShell } from "./project-command.js";
+import { lastLines, runShell, type ShellResult } from "./project-command.js";
 
 /**
  * A berth's external resources, always through the ledger (spec section 7):
@@ -50,6 +50,8 @@ export interface CommandFailure {
   output: string;
   /** What happened next, when it matters (a failed create's cleanup). */
   note: string | null;
+  /** A stop signal killed the command, or came before it ran (commands/interrupt.ts). */
+  interrupted?: true;
 }
 
 const OUTPUT_LINES = 20;
@@ -79,13 +81,16 @@ export async function createResources(
 ): Promise<CreateResourcesOutcome> {
   const outcome: CreateResourcesOutcome = { created: [], warnings: [], failure: null };
   for (const [i, resource] of resources.entries()) {
+    if (isInterrupted(ctx)) {
+      return { ...outcome, failure: notRun(resource.name, "create", resource.create) };
+    }
     const entry = ledgerEntryFor(owner, resource, firstOrder + i, ctx.now());
     try {
       await recordLedgerEntry(repo.location.commonDir, entry);
     } catch (error) {
       if (!(error instanceof LedgerConflictError)) throw error;
       // Someone else's record: never overwrite it, never destroy through it.
-      const failure = commandFailure(resource.name, "create", resource.create, null, "");
+      const failure = commandFailure(resource.name, "create", resource.create, NO_RUN);
       failure.note = `not run: ${error.message}, which berth never overwrites`;
       if (resource.required) return { ...outcome, failure };
       outcome.warnings.push(describeFailure(failure));
@@ -95,20 +100,17 @@ export async function createResources(
     const result = await runShell(resource.create, {
       cwd: owner.path,
       env: commandEnv(ctx.env, entry.env),
+      signal: ctx.interrupt,
     });
     if (result.exitCode === 0) {
       outcome.created.push(resource.name);
       continue;
     }
-    const failure = commandFailure(
-      resource.name,
-      "create",
-      resource.create,
-      result.exitCode,
-      result.output,
-    );
-    failure.note = await cleanUpFailedCreate(repo, ctx, entry);
-    if (resource.required) return { ...outcome, failure };
+    const failure = commandFailure(resource.name, "create", resource.create, result);
+    const cleanup = await cleanUpFailedCreate(repo, ctx, entry);
+    if (cleanup !== null) failure.note = [failure.note, cleanup].filter(Boolean).join("\n");
+    // An interrupted run stops here, required or not: the user asked it to stop.
+    if (resource.required || result.aborted) return { ...outcome, failure };
     outcome.warnings.push(
       `${describeFailure(failure)}\n(not required: the berth goes on without it)`,
     );
@@ -117,7 +119,8 @@ export async function createResources(
 }
 
 /**
- * After a failed create: run the destroy command once, best effort, then
+ * After a failed create: run the destroy command once, best effort and never
+ * interrupted (it undoes; a second Ctrl-C still ends berth), then
  * forget the entry either way. A create that failed usually made nothing,
  * and a destroy that cannot work for it must not pin the berth forever; its
  * output is reported so a half-made resource can be found by hand.
@@ -167,20 +170,22 @@ export async function destroyLedgerEntries(
 ): Promise<DestroyOutcome> {
   const outcome: DestroyOutcome = { destroyed: [], failure: null };
   for (const entry of inDestroyOrder(entries)) {
+    if (isInterrupted(ctx)) {
+      const kept =
+        "; it and the resources after it stay recorded, and running the verb again destroys them";
+      outcome.failure = notRun(entry.resource, "destroy", entry.destroy, kept);
+      return outcome;
+    }
     reportProgress(ctx, `destroying resource ${entry.resource}`);
     const result = await inBerthFolder(entry, repo.mainPath, (cwd) =>
-      runShell(entry.destroy, { cwd, env: commandEnv(ctx.env, entry.env) }),
+      runShell(entry.destroy, { cwd, env: commandEnv(ctx.env, entry.env), signal: ctx.interrupt }),
     );
     if (result.exitCode !== 0) {
-      outcome.failure = commandFailure(
-        entry.resource,
-        "destroy",
-        entry.destroy,
-        result.exitCode,
-        result.output,
-      );
+      outcome.failure = commandFailure(entry.resource, "destroy", entry.destroy, result);
       const file = ledgerEntryPath(repo.location.commonDir, entry.admin_key, entry.resource);
-      outcome.failure.note = `berth runs the destroy command recorded when the resource was created, in ${file}; fix what it needs and retry, or correct its "destroy" there if the command itself is wrong`;
+      outcome.failure.note = result.aborted
+        ? `${outcome.failure.note}; it stays recorded in ${file}, and running the verb again destroys it`
+        : `berth runs the destroy command recorded when the resource was created, in ${file}; fix what it needs and retry, or correct its "destroy" there if the command itself is wrong`;
       return outcome;
     }
     await forgetLedgerEntry(repo.location.commonDir, entry.admin_key, entry.resource);
@@ -234,6 +239,9 @@ export async function ensureResources(
   const { entries } = await readOwnedEntries(repo, owner.adminKey, owner.id);
   let nextOrder = entries.reduce((max, e) => Math.max(max, e.order + 1), 0);
   for (const resource of repo.config.worktree.resources) {
+    if (isInterrupted(ctx)) {
+      return { ...outcome, failure: notRun(resource.name, "ensure", resource.ensure) };
+    }
     const entry = entries.find((e) => e.resource === resource.name);
     if (entry === undefined) {
       // At start, a resource with no entry is a non-required one that failed: leave it.
@@ -249,19 +257,14 @@ export async function ensureResources(
     const result = await runShell(resource.ensure, {
       cwd: owner.path,
       env: commandEnv(ctx.env, { ...berthVariables(owner, resource.name), ...entry.env }),
+      signal: ctx.interrupt,
     });
     if (result.exitCode === 0) {
       outcome.ensured.push(resource.name);
       continue;
     }
-    const failure = commandFailure(
-      resource.name,
-      "ensure",
-      resource.ensure,
-      result.exitCode,
-      result.output,
-    );
-    if (resource.required) return { ...outcome, failure };
+    const failure = commandFailure(resource.name, "ensure", resource.ensure, result);
+    if (resource.required || result.aborted) return { ...outcome, failure };
     outcome.warnings.push(`${describeFailure(failure)}\n(not required: the berth goes on)`);
   }
   return outcome;
@@ -288,21 +291,38 @@ function ledgerEntryFor(
   };
 }
 
+/** A command that never ran. */
+const NO_RUN = { exitCode: null, output: "", aborted: false } as const;
+const STOPPED = "berth was interrupted (Ctrl-C or a stop signal) and stopped it";
+
 function commandFailure(
   resource: string,
   action: CommandFailure["action"],
   command: string,
-  exitCode: number | null,
-  output: string,
+  run: Pick<ShellResult, "exitCode" | "output" | "aborted">,
 ): CommandFailure {
   return {
     resource,
     action,
     command,
-    exit_code: exitCode,
-    output: lastLines(output, OUTPUT_LINES),
-    note: null,
+    exit_code: run.exitCode,
+    output: lastLines(run.output, OUTPUT_LINES),
+    note: run.aborted ? STOPPED : null,
+    ...(run.aborted ? { interrupted: true as const } : {}),
   };
+}
+
+/** The command a stop signal kept from running. */
+function notRun(
+  resource: string,
+  action: CommandFailure["action"],
+  command: string,
+  then = "",
+): CommandFailure {
+  const failure = commandFailure(resource, action, command, NO_RUN);
+  failure.note = `not run: berth was interrupted (Ctrl-C or a stop signal) first${then}`;
+  failure.interrupted = true;
+  return failure;
 }
 
 /** "resource db: create failed (exit 1): `createdb x`" and the output, for messages. */

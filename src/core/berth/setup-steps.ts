@@ -1,4 +1,4 @@
-import type { Context } from "../../context.js";
+import { type Context, isInterrupted } from "../../context.js";
 import { reportProgress } from "../progress.js";
 import type { Repository } from "../repo/repository.js";
 import { type BerthFacts, berthVariables, commandEnv } from "./env.js";
@@ -17,6 +17,8 @@ export interface SetupFailure {
   exit_code: number | null;
   /** The command's last lines of output. */
   output: string;
+  /** A stop signal killed it, or came before it ran (commands/interrupt.ts). */
+  interrupted?: true;
 }
 
 export interface SetupOutcome {
@@ -57,7 +59,8 @@ export interface CommandRun {
 
 /**
  * Runs project commands one after another in `cwd` with the given BERTH_*
- * variables, stopping at the first failure.
+ * variables, stopping at the first failure, or before the next command once
+ * a stop signal came (`ctx.interrupt`, which also kills the one running).
  */
 export async function runCommandsInOrder(
   ctx: Context,
@@ -71,13 +74,18 @@ export async function runCommandsInOrder(
   const env = commandEnv(ctx.env, variables);
   for (const [i, command] of commands.entries()) {
     const step = `${label} ${i + 1}`;
+    if (isInterrupted(ctx)) {
+      outcome.failure = { step, command, exit_code: null, output: "", interrupted: true };
+      break;
+    }
     reportProgress(ctx, `running ${step}: ${command}`);
-    const result = await runShell(command, { cwd, env });
+    const result = await runShell(command, { cwd, env, signal: ctx.interrupt });
     const ok = result.exitCode === 0;
     const tail = ok ? null : lastLines(result.output, OUTPUT_LINES);
     runs.push({ command, exit_code: result.exitCode, duration_ms: result.durationMs, tail });
     if (!ok) {
       outcome.failure = { step, command, exit_code: result.exitCode, output: tail ?? "" };
+      if (result.aborted) outcome.failure.interrupted = true;
       break;
     }
     outcome.ran.push(command);
@@ -103,7 +111,11 @@ async function runInOrder(
 
 /** "setup step 2 failed (exit 1): npm ci" and the output, for messages. */
 export function describeSetupFailure(failure: SetupFailure): string {
-  const how = failure.exit_code === null ? "did not finish" : `failed (exit ${failure.exit_code})`;
+  const how = failure.interrupted
+    ? "was stopped: berth was interrupted (Ctrl-C or a stop signal)"
+    : failure.exit_code === null
+      ? "did not finish"
+      : `failed (exit ${failure.exit_code})`;
   const lines = [`${failure.step} ${how}: ${failure.command}`];
   if (failure.output.trim() !== "") {
     lines.push(

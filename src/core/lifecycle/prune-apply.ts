@@ -1,4 +1,4 @@
-import type { Context } from "../../context.js";
+import { type Context, isInterrupted } from "../../context.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { removeWorktree } from "../../git/worktrees.js";
 import { readLedger } from "../../io/ledger.js";
@@ -81,17 +81,25 @@ export async function applyPrune(
 
   await withFleetLock(repo.location.commonDir, "worktree prune", async () => {
     const live = await readPruneReading(ctx, repo);
-    for (const row of plan.sections.stale) await run.stale(row, live);
-    for (const row of plan.sections.landed) {
-      if (row.kind === "worktree") await run.landedWorktree(row, live);
+    // Once a stop signal came, each row not yet started is skipped instead (`unlessStopped`).
+    for (const row of plan.sections.stale) {
+      await run.unlessStopped("stale", row.path, () => run.stale(row, live));
     }
     for (const row of plan.sections.landed) {
-      if (row.kind === "branch") await run.landedBranch(row, live);
+      if (row.kind !== "worktree") continue;
+      await run.unlessStopped("landed", row.path, () => run.landedWorktree(row, live));
     }
-    for (const row of plan.sections.orphaned) await run.orphan(row, live);
+    for (const row of plan.sections.landed) {
+      if (row.kind !== "branch") continue;
+      await run.unlessStopped("landed", row.branch, () => run.landedBranch(row, live));
+    }
+    for (const row of plan.sections.orphaned) {
+      await run.unlessStopped("orphaned", row.path, () => run.orphan(row, live));
+    }
     for (const row of plan.sections.contained) {
-      if (options.contained) await run.contained(row, live);
-      else
+      if (options.contained) {
+        await run.unlessStopped("contained", row.path, () => run.contained(row, live));
+      } else
         run.skip("contained", row.path, "offer only: berth worktree prune --contained reclaims it");
     }
   });
@@ -104,7 +112,20 @@ export async function applyPrune(
     steps,
     hints: plan.hints,
   };
-  if (failures.length > 0) {
+  if (isInterrupted(ctx)) {
+    result.ok = false;
+    const failed = failures.map((f) => `\n  - ${f}`).join("");
+    result.error = {
+      code: "partial",
+      message: `Interrupted (Ctrl-C or a stop signal): ${data.applied.length} removal(s) done, the rest left in place.${failed}\nPrune again to finish.`,
+      next: shellCommand([
+        "berth",
+        "worktree",
+        "prune",
+        ...(options.contained ? ["--contained"] : []),
+      ]),
+    };
+  } else if (failures.length > 0) {
     result.error = {
       code: "teardown_failed",
       message: `Some removals failed and were left in place:\n${failures.map((f) => `  - ${f}`).join("\n")}\nFix the failing destroy command in berth.toml, then prune again.`,
@@ -130,6 +151,12 @@ class PruneRun {
   skip(section: PruneSection, target: string, reason: string): void {
     this.data.skipped.push({ section, target, reason });
     this.steps.push({ step: section, target, outcome: "skipped", reason });
+  }
+
+  /** Runs one row's removal, or skips the row once a stop signal came. */
+  async unlessStopped(section: PruneSection, target: string, work: () => Promise<void>) {
+    if (!isInterrupted(this.ctx)) return work();
+    this.skip(section, target, "not started: berth was interrupted (Ctrl-C or a stop signal)");
   }
 
   fail(section: PruneSection, target: string, reason: string): void {

@@ -1,30 +1,22 @@
 import { basename, resolve } from "node:path";
-import type { Context } from "../../context.js";
+import { type Context, isInterrupted } from "../../context.js";
 import { UserError } from "../../errors.js";
-import { deleteRef, listRefs } from "../../git/refs.js";
+import { listRefs } from "../../git/refs.js";
 import { hasCommits } from "../../git/repo.js";
-import { addWorktree, addWorktreeOnBranch, removeWorktree } from "../../git/worktrees.js";
+import { addWorktree, addWorktreeOnBranch } from "../../git/worktrees.js";
 import { readGitFile } from "../../io/admin-dirs.js";
-import { deleteBranchRecord, writeBranchRecord } from "../../io/branch-records.js";
-import { type BriefRecord, type ParkedState, readBriefRecord } from "../../io/briefs.js";
-import { pathExistsOrBroken } from "../../io/fs.js";
+import { writeBranchRecord } from "../../io/branch-records.js";
+import { type ParkedState, readBriefRecord } from "../../io/briefs.js";
 import { withFleetLock } from "../../io/lock.js";
 import { adminDirFor } from "../../io/paths.js";
 import { writeReadyMarker } from "../../io/ready-marker.js";
-import {
-  appliedResult,
-  type PlanApplyResult,
-  plannedResult,
-  type StepOutcome,
-} from "../../result.js";
-import { type CommandLine, shellCommand } from "../../text.js";
+import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
+import { shellCommand } from "../../text.js";
 import { VERSION } from "../../version.js";
 import { type BriefChange, forgetRecordsWithout, storeRecord } from "../berth/briefs.js";
-import type { BerthFacts } from "../berth/env.js";
 import { cryptoHex, type MintedId, type RandomHex } from "../berth/identity.js";
 import { createResources, describeFailure, type ResourceOwner } from "../berth/resources.js";
-import type { ResolvedBase } from "../repo/from-ref.js";
-import { openRepository, type Repository } from "../repo/repository.js";
+import { openRepository } from "../repo/repository.js";
 import { detectTrunk } from "../repo/trunk.js";
 import { settleCheckoutIndex } from "./settle-index.js";
 import {
@@ -38,7 +30,7 @@ import {
 } from "./start-identity.js";
 import { isFreeForResume, readBaseBranch, recordFor, resumedId } from "./start-resume.js";
 import { runStartSetup, type StepFailure } from "./start-setup.js";
-import { applyTeardown } from "./teardown.js";
+import { type StartRun, undoStart, undoStartRun } from "./start-undo.js";
 
 export interface StartOptions {
   name?: string | undefined;
@@ -137,6 +129,7 @@ export async function startBerth(
     ctx.journal.begin({ branch: identity.data.branch, path: identity.data.path });
     await createCheckout(run, resume?.record?.parked ?? null, options.from ?? null);
     try {
+      if (isInterrupted(ctx)) throw await undoStartRun(run, "create worktree", STOPPED);
       // The record travels with the branch: written once the checkout exists, restored by an undo.
       run.recordBefore = readBriefRecord(commonDir, identity.data.branch);
       run.recordWritten = true;
@@ -159,9 +152,10 @@ export async function startBerth(
 
   // Outside the lock: commands that change only this berth's checkout. A long
   // `npm ci` must not keep every other berth verb waiting (docs/decisions/0007).
-  const failed = await runStartSetup({ ...run, owner: ownerOfRun(run) }, hints).catch(
-    (error: Error): StepFailure => ({ step: "setup", detail: error.message }),
-  );
+  const failed =
+    (await runStartSetup({ ...run, owner: ownerOfRun(run) }, hints).catch(
+      (error: Error): StepFailure => ({ step: "setup", detail: error.message }),
+    )) ?? (isInterrupted(ctx) ? { step: "setup", detail: STOPPED } : null);
   if (failed !== null) {
     let error: UserError;
     try {
@@ -185,6 +179,9 @@ export async function startBerth(
   await settleCheckoutIndex(facts.path, ownerAdminDir(run));
   return appliedResult("start", data, plan, run.steps, { hints });
 }
+
+/** The detail of a run a stop signal ended between two steps. */
+const STOPPED = "berth stopped before its next step and undid the run";
 
 /** Resources in file order, each recorded before its create runs; a required failure undoes the run. */
 async function createStartResources(run: StartRun, hints: string[]): Promise<void> {
@@ -214,23 +211,6 @@ function ownerAdminDir(run: StartRun): string {
 function ownerOfRun(run: StartRun): ResourceOwner {
   if (run.owner === null) throw new Error("start has no checkout to set up");
   return run.owner;
-}
-
-interface StartRun {
-  repo: Repository;
-  ctx: Context;
-  facts: BerthFacts;
-  base: ResolvedBase;
-  steps: StepOutcome[];
-  /** Set once the checkout and its marker exist: undo then goes through the teardown. */
-  owner: ResourceOwner | null;
-  /** The branch existed before (a parked berth resumed): an undo must never delete it. */
-  resumed: boolean;
-  /** The branch's brief record before this run wrote it, restored by an undo. */
-  recordBefore: BriefRecord | null;
-  recordWritten: boolean;
-  /** The command that starts the same berth again, once the failing command is fixed. */
-  retry: CommandLine;
 }
 
 async function createCheckout(
@@ -280,126 +260,8 @@ async function createCheckout(
     );
     throw new UserError(
       "precondition_failed",
-      `Could not start the berth: ${(error as Error).message}. ${undone}`,
+      `Could not start the berth${isInterrupted(ctx) ? " (it was interrupted: Ctrl-C or a stop signal)" : ""}: ${(error as Error).message}. ${undone}`,
       { data: { steps } },
     );
   }
-}
-
-/**
- * Undoes what this run created, newest first, through the shared teardown
- * (resources, then the checkout), then deletes the branch by compare-and-swap
- * on the commit it was created at. Returns the error the verb reports: it
- * names the step that failed and what was undone. Called holding the lock.
- */
-async function undoStartRun(run: StartRun, failedStep: string, detail: string): Promise<UserError> {
-  const { repo, ctx, facts, base, steps } = run;
-  const owner = run.owner;
-  const data = {
-    id: facts.id,
-    path: facts.path,
-    branch: facts.branch,
-    failed_step: failedStep,
-    steps,
-  };
-  if (owner === null) {
-    return new UserError(
-      "precondition_failed",
-      `Could not start the berth: ${failedStep} failed.`,
-      { data },
-    );
-  }
-  const teardown = await applyTeardown(
-    repo,
-    ctx,
-    { path: owner.path, adminKey: owner.adminKey, id: owner.id },
-    { force: true, requireClean: false },
-  );
-  steps.push(...teardown.steps.map((s) => ({ ...s, step: `undo: ${s.step}` })));
-  if (teardown.ok && run.recordWritten) {
-    // Back to what the branch carried before (a resumed berth is parked again).
-    await storeRecord(repo.location.commonDir, facts.branch, run.recordBefore).catch(
-      () => undefined,
-    );
-  }
-  if (!teardown.ok) {
-    return new UserError(
-      "teardown_failed",
-      `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
-        `Undoing it failed too: ${teardown.failure?.reason ?? "unknown"}\n` +
-        `The berth is kept at ${facts.path} and still owns its remaining resources. ` +
-        "Fix the failing command in berth.toml, then drop it.",
-      {
-        next: shellCommand(["berth", "worktree", "drop", facts.id, "--force"]),
-        data,
-        nothingChanged: false,
-      },
-    );
-  }
-  let branchNote = "";
-  if (!run.resumed) {
-    try {
-      await deleteRef(repo.location.cwd, `refs/heads/${facts.branch}`, base.commit);
-      await deleteBranchRecord(repo.location.commonDir, facts.branch);
-      steps.push({ step: "undo: delete branch", target: facts.branch, outcome: "done" });
-    } catch (error) {
-      branchNote = ` Branch ${facts.branch} moved during setup and was kept.`;
-      steps.push({
-        step: "undo: delete branch",
-        target: facts.branch,
-        outcome: "failed",
-        reason: (error as Error).message,
-      });
-    }
-  }
-  const destroyed =
-    teardown.destroyed.length > 0 ? ` (resources destroyed: ${teardown.destroyed.join(", ")})` : "";
-  const gone = run.resumed
-    ? `the checkout is gone and branch ${facts.branch} is parked again.`
-    : "the checkout and branch are gone.";
-  return new UserError(
-    "precondition_failed",
-    `Could not start ${facts.id}: ${failedStep} failed:\n${detail}\n` +
-      `Everything this run created was undone${destroyed}: ${gone}${branchNote}\n` +
-      "Fix the failing command in berth.toml, then start again.",
-    { next: run.retry, data },
-  );
-}
-
-/**
- * Undoes only what this run created, newest first, and says what it did.
- * `git worktree add` can fail after registering the checkout (a failing
- * post-checkout hook), so the folder is checked, not the step list: it did not
- * exist before this run (the id was minted against it).
- */
-async function undoStart(
-  repo: Repository,
-  path: string,
-  /** null: the branch existed before this run (a resume) and is never deleted. */
-  branch: string | null,
-  commit: string,
-): Promise<string> {
-  const cwd = repo.location.cwd;
-  const problems: string[] = [];
-  if (pathExistsOrBroken(path)) {
-    await removeWorktree(cwd, path, true).catch((e: Error) => problems.push(e.message));
-  }
-  if (branch === null) {
-    return problems.length === 0
-      ? "Nothing of it was left behind."
-      : `Cleaning up the half-made berth failed too: ${problems.join("; ")}`;
-  }
-  const branchKept = await deleteRef(cwd, `refs/heads/${branch}`, commit).then(
-    () => false,
-    (e: Error) => {
-      // Absent is fine: git may have failed before creating the branch.
-      const absent = /unable to resolve|does not exist|not a valid/i.test(e.message);
-      if (!absent) problems.push(e.message);
-      return !absent;
-    },
-  );
-  if (!branchKept) await deleteBranchRecord(repo.location.commonDir, branch);
-  return problems.length === 0
-    ? "Nothing of it was left behind."
-    : `Cleaning up the half-made berth failed too: ${problems.join("; ")}`;
 }

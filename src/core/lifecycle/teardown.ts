@@ -69,6 +69,8 @@ export type TeardownFailure =
       command: string;
       exit_code: number | null;
       output: string;
+      /** A stop signal stopped it: running the verb again finishes the teardown. */
+      interrupted: boolean;
     }
   /** git refused to remove the checkout (resources are already destroyed). */
   | { stage: "remove"; reason: string }
@@ -245,6 +247,7 @@ function destroyFailure(failure: CommandFailure, reason: string): TeardownFailur
     command: failure.command,
     exit_code: failure.exit_code,
     output: failure.output,
+    interrupted: failure.interrupted === true,
   };
 }
 
@@ -273,9 +276,11 @@ export function teardownError(
     return unreadableLedgerError(message, failure.problems, rerun, data, !somethingChanged);
   }
   const advice =
-    failure?.stage === "destroy"
-      ? `Fix what resource ${failure.resource}'s destroy needs (berth runs the command its ledger recorded, not berth.toml's), then rerun it.`
-      : "Check berth status, then rerun it.";
+    failure?.stage === "destroy" && failure.interrupted
+      ? "It was interrupted; run it again to finish."
+      : failure?.stage === "destroy"
+        ? `Fix what resource ${failure.resource}'s destroy needs (berth runs the command its ledger recorded, not berth.toml's), then rerun it.`
+        : "Check berth status, then rerun it.";
   return new UserError("teardown_failed", `${message}\n${advice}`, {
     next: shellCommand(["berth", ...rerun]),
 

@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  berthBranches,
+  ledgerFiles,
+  markerLines,
+  startBerth,
+  worktreePaths,
+} from "./helpers/fleet.js";
+import { isGone, leftovers, waitFor } from "./helpers/processes.js";
+import { BERTH_BIN, collectRun, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * Ctrl-C (or SIGTERM) while `start` or `drop` runs a project command. The
+ * command runs in its own process group, so the terminal's signal never
+ * reaches it: berth must stop it, then undo (start) or stop before the next
+ * step (drop), and say so. Before, berth died at once: the command ran on as
+ * an orphan, a started berth was left half made, and a re-run drop destroyed
+ * a resource the orphan was still destroying.
+ */
+
+let repo: TestRepo | undefined;
+const spawned = leftovers();
+afterEach(() => {
+  spawned.killAll();
+  repo?.cleanup();
+});
+
+/** A long-running child the command starts, recorded so the test can watch it. */
+const LONG = 'sleep 300 & echo $! > "$PIDFILE"; wait';
+
+function recordedPid(file: string): number | null {
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const pid = Number(text.trim());
+  return text.endsWith("\n") && Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
+function setUp(config: string): { env: NodeJS.ProcessEnv; log: string; pidFile: string } {
+  repo = makeRepo();
+  repo.write("berth.toml", config);
+  repo.commit("berth.toml");
+  const log = join(repo.dir.path, "commands.log");
+  const pidFile = join(repo.dir.path, "command.pid");
+  return { env: { ...repo.env, LOG: log, PIDFILE: pidFile }, log, pidFile };
+}
+
+/** berth in a process group of its own, as a shell runs a foreground job. */
+function spawnBerth(args: string[], cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [BERTH_BIN, ...args], {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+}
+
+/** What a terminal's Ctrl-C does: SIGINT to berth's whole group (its git processes too). */
+async function ctrlCOnceRunning(child: ChildProcess, pidFile: string): Promise<number> {
+  await waitFor("the project command to start", () => recordedPid(pidFile) !== null, 30_000);
+  const sleeper = recordedPid(pidFile) as number;
+  spawned.add(sleeper);
+  expect(isGone(sleeper)).toBe(false);
+  process.kill(-(child.pid as number), "SIGINT");
+  return sleeper;
+}
+
+async function lastFinish(verb: string): Promise<Record<string, unknown>> {
+  const r = repo as TestRepo;
+  const run = await runBerth(["logbook", "--json", "--verb", verb], { cwd: r.path, env: r.env });
+  const events = run.stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return events.filter((e) => e.event === "finish").at(-1) ?? {};
+}
+
+describe("Ctrl-C during berth start", () => {
+  it("while a resource is created: the command is stopped and the whole run undone", async () => {
+    const { env, log, pidFile } = setUp(
+      `[worktree.resources.db]\ncreate = 'echo "create $BERTH_RESOURCE" >> "$LOG"; ${LONG}'\ndestroy = 'echo "destroy $BERTH_RESOURCE" >> "$LOG"'\n`,
+    );
+    const r = repo as TestRepo;
+    const child = spawnBerth(["start", "one", "--json"], r.path, env);
+    const done = collectRun(child);
+    const sleeper = await ctrlCOnceRunning(child, pidFile);
+
+    const run = await done;
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.error.message).toMatch(/interrupted/);
+    expect(run.json.error.message).toMatch(/Everything this run created was undone/);
+    await waitFor("the create command's child to end", () => isGone(sleeper), 5_000);
+    // The undo ran the destroy, once; the fleet is as it was.
+    expect(markerLines(log)).toEqual(["create db", "destroy db"]);
+    expect(worktreePaths(r)).toEqual([r.path]);
+    expect(berthBranches(r)).toEqual([]);
+    expect(ledgerFiles(r)).toEqual([]);
+    expect(await lastFinish("start")).toMatchObject({ outcome: "interrupted" });
+  }, 60_000);
+
+  it("while a setup step runs: the step is stopped and its resources destroyed", async () => {
+    const { env, log, pidFile } = setUp(
+      `[worktree.setup]\nsteps = ['${LONG}']\n\n[worktree.resources.db]\ncreate = 'echo "create $BERTH_RESOURCE" >> "$LOG"'\ndestroy = 'echo "destroy $BERTH_RESOURCE" >> "$LOG"'\n`,
+    );
+    const r = repo as TestRepo;
+    const child = spawnBerth(["start", "two", "--json"], r.path, env);
+    const done = collectRun(child);
+    const sleeper = await ctrlCOnceRunning(child, pidFile);
+
+    const run = await done;
+    expect(run.code).toBe(1);
+    expect(run.json.error.message).toMatch(/setup step 1 was interrupted/);
+    await waitFor("the setup step's child to end", () => isGone(sleeper), 5_000);
+    expect(markerLines(log)).toEqual(["create db", "destroy db"]);
+    expect(worktreePaths(r)).toEqual([r.path]);
+    expect(berthBranches(r)).toEqual([]);
+    expect(ledgerFiles(r)).toEqual([]);
+  }, 60_000);
+});
+
+describe("Ctrl-C during berth worktree drop", () => {
+  it("stops the destroy, keeps its record and the checkout; dropping again destroys it once", async () => {
+    const { env, log, pidFile } = setUp(
+      `[worktree.resources.db]\ncreate = 'true'\ndestroy = 'if [ -e "$SLOW" ]; then ${LONG}; fi; echo "destroy $BERTH_RESOURCE" >> "$LOG"'\n`,
+    );
+    const r = repo as TestRepo;
+    const slow = join(r.dir.path, "slow");
+    writeFileSync(slow, "");
+    const berth = await startBerth(r, "three", { ...env, SLOW: slow });
+    const child = spawnBerth(["worktree", "drop", berth.id, "--yes", "--json"], r.path, {
+      ...env,
+      SLOW: slow,
+    });
+    const done = collectRun(child);
+    const sleeper = await ctrlCOnceRunning(child, pidFile);
+
+    const run = await done;
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("teardown_failed");
+    expect(run.json.error.message).toMatch(/interrupted/);
+    expect(run.json.error.next).toBe(`berth worktree drop ${berth.id} --yes`);
+    await waitFor("the destroy command's child to end", () => isGone(sleeper), 5_000);
+    // Stopped before the destroy finished: still recorded, still checked out.
+    expect(markerLines(log)).toEqual([]);
+    expect(ledgerFiles(r)).toHaveLength(1);
+    expect(worktreePaths(r)).toContain(berth.path);
+    expect(await lastFinish("worktree drop")).toMatchObject({ outcome: "interrupted" });
+
+    rmSync(slow);
+    const again = await runBerth(["worktree", "drop", berth.id, "--yes", "--json"], {
+      cwd: r.path,
+      env,
+    });
+    expect(again.code).toBe(0);
+    expect(markerLines(log)).toEqual(["destroy db"]);
+    expect(ledgerFiles(r)).toEqual([]);
+    expect(worktreePaths(r)).toEqual([r.path]);
+  }, 60_000);
+});
