@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { receiptPath } from "../src/io/receipt-file.js";
-import { isGone, leftovers, waitFor } from "./helpers/processes.js";
+import { isGone, leftovers, recordedPid, waitFor } from "./helpers/processes.js";
 import { BERTH_BIN, collectRun, makeRepo, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -18,13 +18,6 @@ afterEach(() => {
   spawned.killAll();
   repo?.cleanup();
 });
-
-/** The pid in `file`, once it is written whole; null before. */
-function recordedPid(file: string): number | null {
-  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const pid = Number(text.trim());
-  return text.endsWith("\n") && Number.isInteger(pid) && pid > 0 ? pid : null;
-}
 
 describe("a signal to berth gate stops the checks' processes", () => {
   for (const signal of ["SIGHUP", "SIGINT", "SIGTERM"] as const) {

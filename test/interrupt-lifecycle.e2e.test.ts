@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -9,7 +9,7 @@ import {
   startBerth,
   worktreePaths,
 } from "./helpers/fleet.js";
-import { isGone, leftovers, waitFor } from "./helpers/processes.js";
+import { isGone, leftovers, recordedPid, waitFor } from "./helpers/processes.js";
 import { BERTH_BIN, collectRun, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -30,12 +30,6 @@ afterEach(() => {
 
 /** A long-running child the command starts, recorded so the test can watch it. */
 const LONG = 'sleep 300 & echo $! > "$PIDFILE"; wait';
-
-function recordedPid(file: string): number | null {
-  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const pid = Number(text.trim());
-  return text.endsWith("\n") && Number.isInteger(pid) && pid > 0 ? pid : null;
-}
 
 function setUp(config: string): { env: NodeJS.ProcessEnv; log: string; pidFile: string } {
   repo = makeRepo();

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 /** Polls `test` every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
 export async function waitFor(what: string, test: () => boolean, timeoutMs: number): Promise<void> {
@@ -41,4 +41,11 @@ export function leftovers(): { add(pid: number): void; killAll(): void } {
       }
     },
   };
+}
+
+/** The pid a command wrote to `file`, once written whole (the shell creates the file first); null before. */
+export function recordedPid(file: string): number | null {
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const pid = Number(text.trim());
+  return text.endsWith("\n") && Number.isInteger(pid) && pid > 0 ? pid : null;
 }
