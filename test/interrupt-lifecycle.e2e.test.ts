@@ -13,7 +13,8 @@ import { isGone, leftovers, recordedPid, waitFor } from "./helpers/processes.js"
 import { BERTH_BIN, collectRun, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
- * Ctrl-C (or SIGTERM) while `start` or `drop` runs a project command. The
+ * Ctrl-C (or SIGTERM) while `start`, `drop`, `park`, `prune` or `update`
+ * runs a project command. The
  * command runs in its own process group, so the terminal's signal never
  * reaches it: berth must stop it, then undo (start) or stop before the next
  * step (drop), and say so. Before, berth died at once: the command ran on as
@@ -151,5 +152,108 @@ describe("Ctrl-C during berth worktree drop", () => {
     expect(markerLines(log)).toEqual(["destroy db"]);
     expect(ledgerFiles(r)).toEqual([]);
     expect(worktreePaths(r)).toEqual([r.path]);
+  }, 60_000);
+});
+
+describe("Ctrl-C during berth worktree prune --contained", () => {
+  it("stops the row being torn down, starts no other, and says partial", async () => {
+    const { env, log, pidFile } = setUp(
+      `[worktree.resources.db]\ncreate = 'true'\ndestroy = 'if [ -e "$SLOW" ]; then ${LONG}; fi; echo "destroy $BERTH_ID" >> "$LOG"'\n`,
+    );
+    const r = repo as TestRepo;
+    const slow = join(r.dir.path, "slow");
+    const stageEnv = { ...env, SLOW: slow };
+    // A train of three: the first two stages travel inside the third.
+    const stages: { id: string; path: string; branch: string }[] = [];
+    for (const name of ["one", "two", "three"]) {
+      const from = stages.at(-1)?.branch;
+      const args = ["start", name, ...(from ? ["--from", from] : []), "--json"];
+      const started = await runBerth(args, { cwd: r.path, env: stageEnv });
+      expect(started.code).toBe(0);
+      const stage = started.json.data as { id: string; path: string; branch: string };
+      r.write(`${name}.txt`, `${name}\n`, stage.path);
+      r.commit(name, stage.path);
+      stages.push(stage);
+    }
+    writeFileSync(slow, "");
+    const child = spawnBerth(
+      ["worktree", "prune", "--contained", "--yes", "--json"],
+      r.path,
+      stageEnv,
+    );
+    const done = collectRun(child);
+    const sleeper = await ctrlCOnceRunning(child, pidFile);
+
+    const run = await done;
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("partial");
+    expect(run.json.error.next).toBe("berth worktree prune --contained");
+    expect(run.json.data.applied).toEqual([]);
+    const reasons = (run.json.data.skipped as { reason: string }[]).map((s) => s.reason);
+    expect(reasons).toHaveLength(2);
+    expect(reasons.filter((reason) => reason.startsWith("not started"))).toHaveLength(1);
+    await waitFor("the destroy command's child to end", () => isGone(sleeper), 5_000);
+    // Nothing was destroyed or removed: every stage is still there, still recorded.
+    expect(markerLines(log)).toEqual([]);
+    expect(ledgerFiles(r)).toHaveLength(3);
+    for (const stage of stages) expect(worktreePaths(r)).toContain(stage.path);
+    expect(await lastFinish("worktree prune")).toMatchObject({ outcome: "interrupted" });
+  }, 90_000);
+});
+
+describe("Ctrl-C during berth update's ensure", () => {
+  it("stops the ensure command and says how to finish it", async () => {
+    const { env, pidFile } = setUp(
+      `[worktree.setup]\nensure = ['if [ -e "$SLOW" ]; then ${LONG}; fi']\n`,
+    );
+    const r = repo as TestRepo;
+    const slow = join(r.dir.path, "slow");
+    const berth = await startBerth(r, "four", { ...env, SLOW: slow });
+    r.write("later.txt", "later\n");
+    const trunkTip = r.commit("later on the trunk");
+    writeFileSync(slow, "");
+    const child = spawnBerth(["update", "--json"], berth.path, { ...env, SLOW: slow });
+    const done = collectRun(child);
+    const sleeper = await ctrlCOnceRunning(child, pidFile);
+
+    const run = await done;
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("partial");
+    expect(run.json.error.message).toMatch(/interrupted/);
+    expect(run.json.error.next).toBe("berth worktree setup");
+    await waitFor("the ensure command's child to end", () => isGone(sleeper), 5_000);
+    // The merge it finished before the ensure stays: the berth has the trunk's commit.
+    expect(r.git(["merge-base", "--is-ancestor", trunkTip, "HEAD"], berth.path)).toBe("");
+    expect(await lastFinish("update")).toMatchObject({ outcome: "interrupted" });
+  }, 60_000);
+});
+
+describe("Ctrl-C during berth worktree park", () => {
+  it("stops the destroy and keeps the checkout, its record and its branch", async () => {
+    const { env, log, pidFile } = setUp(
+      `[worktree.resources.db]\ncreate = 'true'\ndestroy = 'if [ -e "$SLOW" ]; then ${LONG}; fi; echo "destroy $BERTH_RESOURCE" >> "$LOG"'\n`,
+    );
+    const r = repo as TestRepo;
+    const slow = join(r.dir.path, "slow");
+    const berth = await startBerth(r, "five", { ...env, SLOW: slow });
+    r.write("five.txt", "five\n", berth.path);
+    r.commit("five", berth.path);
+    writeFileSync(slow, "");
+    const child = spawnBerth(["worktree", "park", berth.id, "--yes", "--json"], r.path, {
+      ...env,
+      SLOW: slow,
+    });
+    const done = collectRun(child);
+    const sleeper = await ctrlCOnceRunning(child, pidFile);
+
+    const run = await done;
+    expect(run.code).toBe(1);
+    expect(run.json.error.message).toMatch(/interrupted/);
+    await waitFor("the destroy command's child to end", () => isGone(sleeper), 5_000);
+    expect(markerLines(log)).toEqual([]);
+    expect(ledgerFiles(r)).toHaveLength(1);
+    expect(worktreePaths(r)).toContain(berth.path);
+    expect(berthBranches(r)).toEqual([berth.branch]);
+    expect(await lastFinish("worktree park")).toMatchObject({ outcome: "interrupted" });
   }, 60_000);
 });

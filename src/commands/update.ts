@@ -5,6 +5,7 @@ import { shellCommand } from "../text.js";
 import type { Confirmation } from "../ui/confirm.js";
 import type { Colors } from "../ui/style.js";
 import { renderUpdate, updatePlanText } from "../ui/update-view.js";
+import { applyInterruptibly } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 
 /** The desk's confirmation of an update (`berth update` itself asks nothing), from its dry run. */
@@ -25,7 +26,8 @@ export async function updateCommand(
   ctx: Context,
   options: { from?: string; dryRun?: boolean },
 ): Promise<CommandOutcome> {
-  return updateOutcome(
-    await runUpdate(ctx, { from: options.from, dryRun: options.dryRun === true }),
-  );
+  const update = (ctx: Context) =>
+    runUpdate(ctx, { from: options.from, dryRun: options.dryRun === true });
+  // A dry run starts nothing; a real one runs the merge and project commands.
+  return updateOutcome(await (options.dryRun ? update(ctx) : applyInterruptibly(ctx, update)));
 }

@@ -197,7 +197,8 @@ export async function runUpdate(
     marker = { ...marker, from_tip: data.head };
     await writeReadyMarker(location.adminDir, marker);
   }
-  data.ensure = await runSetupEnsure(ctx, repo, { path, branch, marker }, trunk.name);
+  const ensure = await runSetupEnsure(ctx, repo, { path, branch, marker }, trunk.name);
+  data.ensure = ensure.runs;
   for (const run of data.ensure) {
     steps.push({
       step: "run ensure",
@@ -208,11 +209,18 @@ export async function runUpdate(
   }
   const failed = data.ensure.find((run) => !run.ok);
   const what = upToDate ? `${branch} was already up to date` : `merged ${source.name}`;
-  const error: ResultError | undefined = failed && {
-    code: "partial",
-    message: `${what}, then the [worktree.setup].ensure command \`${failed.command}\` failed (exit ${failed.exit_code ?? "by signal"}).`,
-    next: shellCommand(["berth", "worktree", "setup"]),
-  };
+  const next = shellCommand(["berth", "worktree", "setup"]);
+  const error: ResultError | undefined = ensure.interrupted
+    ? {
+        code: "partial",
+        message: `${what}, then berth was interrupted (Ctrl-C or a stop signal) before [worktree.setup].ensure finished; ${next} finishes it.`,
+        next,
+      }
+    : failed && {
+        code: "partial",
+        message: `${what}, then the [worktree.setup].ensure command \`${failed.command}\` failed (exit ${failed.exit_code ?? "by signal"}).`,
+        next,
+      };
   return appliedResult("update", data, planSteps, steps, { error });
 }
 
@@ -367,13 +375,16 @@ async function runSetupEnsure(
   repo: Repository,
   checkout: CheckoutFacts,
   trunk: string | null,
-): Promise<EnsureRun[]> {
-  const { runs } = await runCommandsInOrder(
+): Promise<{ runs: EnsureRun[]; interrupted: boolean }> {
+  const { runs, outcome } = await runCommandsInOrder(
     ctx,
     checkout.path,
     checkoutVariables(repo, checkout, trunk),
     repo.config.worktree.setup.ensure,
     "setup ensure",
   );
-  return runs.map((run) => ({ ...run, ok: run.exit_code === 0 }));
+  return {
+    runs: runs.map((run) => ({ ...run, ok: run.exit_code === 0 })),
+    interrupted: outcome.failure?.interrupted === true,
+  };
 }
