@@ -196,6 +196,46 @@ describe("landing a fleet through the queue", () => {
   });
 });
 
+describe("a train whose later stage lands first", () => {
+  it("the first stage, queued behind it, is landed as contained: no integration, no second gate, its berth finished", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
+    const started = await runBerth(["start", "two", "--from", one.branch, "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    const two = started.json.data as { id: string; branch: string; path: string };
+    repo.write("two.txt", "2\n", two.path);
+    const twoTip = repo.commit("two: work", two.path);
+    for (const stage of [two, one]) {
+      const run = await runBerth(["accept", stage.id, "--no-wait", "--yes", "--json"], {
+        cwd: repo.path,
+        env,
+      });
+      expect(run.code).toBe(0);
+    }
+
+    const run = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
+    expect(run.code).toBe(0);
+    const [second, first] = run.json.data.decided;
+    expect(second).toMatchObject({ id: two.id, state: "landed", landed: { via: "fast_forward" } });
+    // Before, it went to an integration berth with nothing to merge and was rejected.
+    expect(first).toMatchObject({
+      id: one.id,
+      state: "landed",
+      rejection: null,
+      landed: { old_trunk: twoTip, new_trunk: twoTip, via: "contained" },
+    });
+    expect(tip(repo, "main")).toBe(twoTip);
+    expect(checkedCommits(marker)).toEqual([twoTip]);
+    expect(existsSync(one.path)).toBe(false);
+    expect(berthBranches(repo)).toEqual([]);
+    expect(repo.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
+  });
+});
+
 describe("a berth being landed", () => {
   it("drop --force and park refuse while the lander gates it, and change nothing; the landing goes on", async () => {
     const fx = queueFixture(

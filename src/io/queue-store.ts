@@ -26,6 +26,8 @@ export type QueueState =
 export type Authority = "confirmed" | "pre_authorized" | "approved";
 
 /** The last step a lander recorded for an entry, before doing it (invariant 7). */
+export type LandedVia = "fast_forward" | "integration" | "contained";
+
 export type LandingStep = "checkout" | "merge" | "gate" | "move_trunk" | "finish" | "fast_forward";
 
 export interface Rejection {
@@ -56,7 +58,8 @@ export interface QueueEntry {
   integration: { id: string | null; trunk_tip: string; commit: string | null } | null;
   reason: string | null;
   rejection: Rejection | null;
-  landed: { old_trunk: string; new_trunk: string; via: "fast_forward" | "integration" } | null;
+  /** `contained`: its tip was already on the trunk, carried there by another landing. */
+  landed: { old_trunk: string; new_trunk: string; via: LandedVia } | null;
   /** Gate runs this entry took part in (a batch shares them). */
   gate_runs: number;
   /**

@@ -152,13 +152,20 @@ async function landOnce(
   pending: QueueEntry[],
   trunk: string,
 ): Promise<GroupOutcome> {
+  // An entry already on the trunk travelled inside another landing (a later
+  // stage of its train, accepted first): it has landed, and only its berth is left to finish.
+  const onIt = await Promise.all(pending.map((entry) => onTrunk(lander.repo, entry.tip, trunk)));
+  for (const entry of pending.filter((_, i) => onIt[i]))
+    await landFastForward(lander, entry, trunk);
+  const rest = pending.filter((_, i) => !onIt[i]);
+  if (rest.length === 0) return "done";
   const base = await landingBase(lander.repo, trunk);
-  const [single] = pending;
-  if (pending.length === 1 && single !== undefined) {
+  const [single] = rest;
+  if (rest.length === 1 && single !== undefined) {
     const contains = await isAncestor(lander.repo.mainPath, base, single.tip).catch(() => false);
     if (contains) return landFastForward(lander, single, trunk);
   }
-  return integrate(lander, pending, trunk, base);
+  return integrate(lander, rest, trunk, base);
 }
 
 /**

@@ -31,7 +31,8 @@ import {
  * in the entry before it is taken (invariant 7):
  *   1. fast-forward (`landFastForward`): a single stack that contains the
  *      trunk tip lands as accept always did (receipt or gate, then the
- *      compare-and-swap in ./accept-apply.ts);
+ *      compare-and-swap in ./accept-apply.ts); an entry whose tip is already
+ *      on the trunk (carried there inside another landing) is only finished;
  *   2. integration (`integrate`): a throwaway integration berth made by
  *      `start` from the trunk tip (its resources and setup), the stacks
  *      merged into it (trunk first parent, `--no-ff`), a conflict rejecting
@@ -44,7 +45,10 @@ import {
  * caller bisects. A rejected entry's berth, branch and receipt are untouched.
  */
 
-/** A single stack containing the trunk tip: accept's own fast-forward landing. */
+/**
+ * A single stack containing the trunk tip: accept's own fast-forward landing.
+ * Also a stack already on the trunk: accept finishes it, and the trunk did not move.
+ */
 export async function landFastForward(
   lander: Lander,
   entry: QueueEntry,
@@ -78,7 +82,11 @@ export async function landFastForward(
       state: "landed",
       step: null,
       lander: null,
-      landed: { old_trunk: data.trunk.old, new_trunk: data.trunk.new, via: "fast_forward" },
+      landed: {
+        old_trunk: data.trunk.old,
+        new_trunk: data.trunk.new,
+        via: data.trunk.old === data.trunk.new ? "contained" : "fast_forward",
+      },
     });
     lander.results.set(entry.seq, { result });
     return "done";
