@@ -136,6 +136,40 @@ destroy = '${KILL_ONCE}'
     ]);
   });
 
+  it("killed after a fast-forward landing moved the trunk: accept run again finishes the berth and records its entry landed", async () => {
+    const fx = queueFixture(`[gate]
+checks = [{ name = "record", run = '${RECORD}' }]
+[worktree.resources.scratch]
+create = "true"
+destroy = '${KILL_ONCE}'
+`);
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const solo = await berthWith(repo, env, "solo", { "solo.txt": "s\n" });
+    const before = tip(repo, "main");
+    const killed = await runBerth(["accept", solo.id, "--yes"], { cwd: repo.path, env });
+    expect(existsSync(`${marker}.killed`)).toBe(true);
+    const landed = tip(repo, solo.branch);
+    expect(tip(repo, "main")).toBe(landed);
+    expect(killed.code).not.toBe(0);
+
+    const again = await runBerth(["accept", solo.branch, "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(again.code, again.stderr).toBe(0);
+    expect(berthBranches(repo)).toEqual([]);
+    // Before, the entry stayed `gating` under the killed lander until a `queue run`.
+    const queue = await runBerth(["queue", "--json"], { cwd: repo.path, env });
+    expect(queue.json.data.entries).toEqual([
+      expect.objectContaining({
+        id: solo.id,
+        state: "landed",
+        landed: { old_trunk: before, new_trunk: landed, via: "fast_forward" },
+      }),
+    ]);
+  });
+
   it("killed right after the integration merge (a post-merge hook kills git's parent): queue run completes it", async () => {
     const fx = queueFixture(`[gate]\nchecks = [{ name = "record", run = '${RECORD}' }]\n`);
     repo = fx.repo;

@@ -1,11 +1,6 @@
 import type { Context } from "../context.js";
-import {
-  type AcceptData,
-  type AcceptPlan,
-  applyAccept,
-  planAccept,
-} from "../core/landing/accept.js";
-import { acceptFromQueue, submitAndLand } from "../core/landing/accept-queued.js";
+import { type AcceptData, type AcceptPlan, planAccept } from "../core/landing/accept.js";
+import { acceptFromQueue, finishLanding, submitAndLand } from "../core/landing/accept-queued.js";
 import { asApplied, type PlanApplyResult, plannedResult } from "../result.js";
 import { shellCommand } from "../text.js";
 import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
@@ -79,7 +74,7 @@ export async function acceptCommand(
       onEvent: ctx.stderrIsTTY ? gateProgress(ctx.stderr, colorsFor(true, ctx.env)) : undefined,
     };
     return plan.mode === "finish"
-      ? applyAccept(ctx, plan, applyOptions)
+      ? finishLanding(ctx, plan, applyOptions)
       : submitAndLand(ctx, plan, confirmed, applyOptions);
   });
   return acceptOutcome(asApplied(result));

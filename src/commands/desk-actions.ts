@@ -1,6 +1,6 @@
 import type { DeskAction, DeskBerthItem } from "../core/desk/model.js";
-import { applyAccept, planAccept } from "../core/landing/accept.js";
-import { submitAndLand } from "../core/landing/accept-queued.js";
+import { planAccept } from "../core/landing/accept.js";
+import { finishLanding, submitAndLand } from "../core/landing/accept-queued.js";
 import { runGate } from "../core/landing/gate.js";
 import { runUpdate } from "../core/landing/update.js";
 import { applyDrop, planDrop } from "../core/lifecycle/drop.js";
@@ -68,7 +68,7 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
           return acceptOutcome(
             asApplied(
               plan.mode === "finish"
-                ? await applyAccept(ctx, plan, options)
+                ? await finishLanding(ctx, plan, options)
                 : await submitAndLand(ctx, plan, true, options),
             ),
           );

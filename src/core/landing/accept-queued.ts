@@ -2,10 +2,16 @@ import type { Context } from "../../context.js";
 import type { QueueEntry } from "../../io/queue-store.js";
 import type { ResultError, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand } from "../../text.js";
-import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
+import {
+  type AcceptApplyOptions,
+  type AcceptData,
+  type AcceptPlan,
+  applyAccept,
+} from "./accept.js";
 import type { GateData } from "./gate.js";
 import { landUntilDecided, submitEntry } from "./queue.js";
 import { leftoverSentence } from "./queue-discard.js";
+import { settleAbandonedEntry } from "./queue-drain.js";
 import { type QueueEntryView, viewEntry } from "./queue-entries.js";
 
 /**
@@ -45,6 +51,20 @@ export async function submitAndLand(
   options: AcceptApplyOptions,
 ): Promise<VerbResult<AcceptData>> {
   return landSubmitted(ctx, plan, await submitEntry(ctx, plan, confirmed), options);
+}
+
+/**
+ * Finishes a landing an earlier run began (finish mode), then the queue
+ * entry a killed lander left for it.
+ */
+export async function finishLanding(
+  ctx: Context,
+  plan: AcceptPlan,
+  options: AcceptApplyOptions,
+): Promise<VerbResult<AcceptData>> {
+  const result = await applyAccept(ctx, plan, options);
+  if (result.ok) await settleAbandonedEntry(ctx, plan.repo, plan.data.id);
+  return result;
 }
 
 /** Drains the queue until the submitted entry is decided, and answers as accept. */

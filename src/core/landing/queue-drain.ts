@@ -92,15 +92,7 @@ export async function drainQueue(
   options: AcceptApplyOptions & { own?: number | null } = {},
   results: Lander["results"] = new Map(),
 ): Promise<DrainReport> {
-  const lander: Lander = {
-    ctx,
-    repo,
-    options,
-    me: thisProcessOwner("queue run", ctx.now()),
-    own: options.own ?? null,
-    results,
-    gateRuns: 0,
-  };
+  const lander = landerFor(ctx, repo, options, results);
   const trunk = await trunkName(repo);
   const commonDir = repo.location.commonDir;
   const before = new Set((await readQueue(commonDir)).filter((e) => isFinal(e)).map((e) => e.seq));
@@ -117,6 +109,43 @@ export async function drainQueue(
   }
   const decided = (await readQueue(commonDir)).filter((e) => isFinal(e) && !before.has(e.seq));
   return { decided, gate_runs: lander.gateRuns };
+}
+
+function landerFor(
+  ctx: Context,
+  repo: Repository,
+  options: AcceptApplyOptions & { own?: number | null },
+  results: Lander["results"] = new Map(),
+): Lander {
+  return {
+    ctx,
+    repo,
+    options,
+    me: thisProcessOwner("queue run", ctx.now()),
+    own: options.own ?? null,
+    results,
+    gateRuns: 0,
+  };
+}
+
+/**
+ * Settles berth `id`'s entry when a stopped lander left it integrating or
+ * gating and no lander holds the queue now (one that does settles it
+ * itself): `berth accept` finishing a landing by hand calls this, so the
+ * entry does not read `gating` until the next `queue run`.
+ */
+export async function settleAbandonedEntry(ctx: Context, repo: Repository, id: string) {
+  const left = (await readQueue(repo.location.commonDir)).some(
+    (e) => e.id === id && isBeingLanded(e),
+  );
+  if (!left) return;
+  const held = await acquireQueueLock(repo, "accept", async () => true);
+  if (held === null) return;
+  try {
+    await recover(landerFor(ctx, repo, {}), await trunkName(repo), (e) => e.id === id);
+  } finally {
+    await held.release();
+  }
 }
 
 /** Lands a group; a red batch is bisected. */
@@ -211,10 +240,14 @@ async function stillSubmitted(lander: Lander, group: QueueEntry[]): Promise<Queu
  * Entries a lander left integrating or gating: this lander holds the queue
  * lock, so that lander is gone. What the trunk says decides what is left.
  */
-async function recover(lander: Lander, trunk: string): Promise<void> {
+async function recover(
+  lander: Lander,
+  trunk: string,
+  only: (entry: QueueEntry) => boolean = () => true,
+): Promise<void> {
   const { repo } = lander;
   const entries = await readQueue(repo.location.commonDir);
-  for (const entry of entries.filter(isBeingLanded)) {
+  for (const entry of entries.filter((e) => isBeingLanded(e) && only(e))) {
     const integration = entry.integration;
     if (integration?.commit && (await onTrunk(repo, integration.commit, trunk))) {
       if (integration.id !== null) await finishIntegrationBerth(lander, integration.id);

@@ -3,14 +3,8 @@ import { UserError } from "../../errors.js";
 import type { QueueEntry } from "../../io/queue-store.js";
 import { asApplied, type PlanApplyResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
-import {
-  type AcceptApplyOptions,
-  type AcceptData,
-  type AcceptPlan,
-  applyAccept,
-  planAccept,
-} from "./accept.js";
-import { landSubmitted } from "./accept-queued.js";
+import { type AcceptApplyOptions, type AcceptData, type AcceptPlan, planAccept } from "./accept.js";
+import { finishLanding, landSubmitted } from "./accept-queued.js";
 import { submitEntry } from "./queue.js";
 import { viewEntry } from "./queue-entries.js";
 
@@ -38,7 +32,7 @@ export async function submitForLanding(
   const plan = await planAccept(ctx, { target });
   if (plan.mode === "finish") {
     if (!plan.repo.config.acceptance.pre_authorized) throw await awaitingApproval(plan, null);
-    return asApplied(await applyAccept(ctx, plan, options));
+    return asApplied(await finishLanding(ctx, plan, options));
   }
   const entry = await submitEntry(ctx, plan, false);
   if (entry.state === "awaiting_approval") throw await awaitingApproval(plan, entry);
