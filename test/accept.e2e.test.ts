@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -13,7 +13,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runGate } from "../src/core/landing/gate.js";
 import { startBerth } from "../src/core/lifecycle/start.js";
 import { berthBranches, fleetSnapshot, ledgerFiles, markerLines } from "./helpers/fleet.js";
-import { makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
+import { waitFor } from "./helpers/processes.js";
+import {
+  BERTH_BIN,
+  collectRun,
+  makeRepo,
+  runBerth,
+  type TestRepo,
+  testContext,
+} from "./helpers/repo.js";
 
 /**
  * `berth accept` end to end, through the built binary: it lands only a
@@ -575,3 +583,55 @@ describe("a landing that stopped half-way is finished by accepting again", () =>
     expect(landingRecords(repo)).toEqual([]);
   });
 });
+
+describe("two accepts of one berth at once", () => {
+  it("the second, planned while the first tears the berth down, finds nothing left and answers ok, not partial", async () => {
+    const { repo, marker, env } = setUp();
+    const hold = join(repo.dir.path, "hold");
+    const holding = `[worktree.resources.db]\ncreate = 'true'\ndestroy = 'echo "destroy $BERTH_ID" >> "$MARKER"; while [ -e "$HOLD" ]; do sleep 0.05; done'\n`;
+    writeFileSync(join(repo.path, "berth.toml"), holding);
+    const berth = await start(repo, env, "twice");
+    await gate(env, berth.path);
+    const both = { ...env, HOLD: hold };
+    writeFileSync(hold, "");
+    const acceptIt = () =>
+      collectRun(
+        spawn(process.execPath, [BERTH_BIN, "accept", berth.id, "--yes", "--json"], {
+          cwd: repo.path,
+          env: both,
+          stdio: ["ignore", "pipe", "pipe"],
+        }),
+      );
+    const first = acceptIt();
+    // The trunk has moved and the first is destroying the berth's resource, under the fleet lock.
+    await waitFor("the first accept's destroy", () => markerLines(marker).length === 1, 30_000);
+    const second = acceptIt();
+    await waitFor("the second accept to begin", () => acceptBegins(repo) === 2, 30_000);
+    rmSync(hold);
+
+    const [one, two] = await Promise.all([first, second]);
+    expect(one.code, one.stdout).toBe(0);
+    // Before, it answered partial: "Still to do: destroy resources, remove the checkout, …".
+    expect(two.code, two.stdout).toBe(0);
+    expect(two.json.data.landing).toMatchObject({
+      trunk_landed: true,
+      resources_destroyed: true,
+      worktree_removed: true,
+      branch_deleted: true,
+    });
+    expect(markerLines(marker)).toEqual([`destroy ${berth.id}`]);
+    expect(existsSync(berth.path)).toBe(false);
+    expect(berthBranches(repo)).toEqual([]);
+    expect(ledgerFiles(repo)).toEqual([]);
+  });
+});
+
+/** How many accepts began applying (their logbook `begin`). */
+function acceptBegins(r: TestRepo): number {
+  const log = execFileSync(process.execPath, [BERTH_BIN, "logbook", "--json", "--verb", "accept"], {
+    cwd: r.path,
+    env: r.env,
+    encoding: "utf8",
+  });
+  return log.split("\n").filter((line) => line.includes('"event":"begin"')).length;
+}

@@ -10,7 +10,7 @@ import type { StepOutcome, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand, shortOid } from "../../text.js";
 import { deleteBranch, deletionStep } from "../lifecycle/branch-deletion.js";
 import { youWereInside } from "../lifecycle/removal-facts.js";
-import { applyTeardown } from "../lifecycle/teardown.js";
+import { applyTeardown, isTornDown } from "../lifecycle/teardown.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
 import { refusal, updateThenAccept } from "./accept-subject.js";
 import { applyGate, planGate } from "./gate.js";
@@ -218,9 +218,21 @@ async function tearDownAndDelete(
       requireClean: true,
       expectHead: plan.branchTip,
     });
+    const failure = teardown.failure;
+    if (failure?.stage === "changed" && (await isTornDown(repo, plan.teardown))) {
+      // Another accept of this berth, run at the same time, finished it first.
+      steps.push({
+        step: "teardown",
+        target: plan.teardown.path,
+        outcome: "skipped",
+        reason: "already torn down by another run",
+      });
+      data.landing.resources_destroyed = true;
+      data.landing.worktree_removed = true;
+      return deleteLandedBranch(plan, steps);
+    }
     steps.push(...teardown.steps);
     data.destroyed = teardown.destroyed;
-    const failure = teardown.failure;
     data.landing.resources_destroyed =
       teardown.ok || failure?.stage === "remove" || failure?.stage === "verify";
     data.landing.worktree_removed = teardown.worktreeRemoved;
@@ -232,6 +244,12 @@ async function tearDownAndDelete(
       return how;
     }
   }
+  return deleteLandedBranch(plan, steps);
+}
+
+/** The landed branch, by compare-and-swap on the landed tip. */
+async function deleteLandedBranch(plan: AcceptPlan, steps: StepOutcome[]): Promise<string | null> {
+  const { repo, data } = plan;
   const tip = plan.branchTip;
   const branch = data.delete_branch;
   if (branch === null || tip === null || data.landing.branch_deleted) return null;

@@ -5,7 +5,7 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees, removeWorktree } from "../../git/worktrees.js";
 import { recordBranchFirstSeen } from "../../io/branch-records.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
-import type { LedgerProblem } from "../../io/ledger.js";
+import { type LedgerProblem, readLedger } from "../../io/ledger.js";
 import { adminDirFor } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
 import type { StepOutcome } from "../../result.js";
@@ -230,6 +230,17 @@ async function recheck(
     }
   }
   return null;
+}
+
+/**
+ * Nothing of the berth is left to tear down: git no longer lists its checkout,
+ * its folder is gone and it has no recorded resources (another run finished it).
+ */
+export async function isTornDown(repo: Repository, target: TeardownTarget): Promise<boolean> {
+  const listed = (await listWorktrees(repo.mainPath)).some((e) => e.path === target.path);
+  if (listed || pathExistsOrBroken(target.path)) return false;
+  const ledger = await readLedger(repo.location.commonDir, target.adminKey);
+  return ledger.entries.length === 0 && ledger.problems.length === 0;
 }
 
 async function verifyGone(repo: Repository, path: string): Promise<string | null> {
