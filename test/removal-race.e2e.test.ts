@@ -1,7 +1,7 @@
-import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { gitShim, REAL_GIT } from "./helpers/git-shim.js";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -17,21 +17,16 @@ afterEach(() => repo?.cleanup());
 const LATE = "late.txt";
 
 function lateWriter(dir: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-  const bin = join(dir, "late-writer-bin");
-  mkdirSync(bin, { recursive: true });
-  writeFileSync(
-    join(bin, "git"),
+  const PATH = gitShim(
+    dir,
+    "late-writer",
     [
-      "#!/bin/sh",
       "for last; do :; done",
       'case " $* " in *" worktree remove "*) printf "written late\\n" > "$last/late.txt" ;; esac',
-      `exec '${realGit}' "$@"`,
-      "",
-    ].join("\n"),
+    ],
+    env.PATH,
   );
-  chmodSync(join(bin, "git"), 0o755);
-  return { ...env, PATH: `${bin}:${env.PATH ?? ""}` };
+  return { ...env, PATH };
 }
 
 function setUp() {
@@ -74,5 +69,73 @@ describe("a file written while a checkout is being removed stays", () => {
     expect(park.code).not.toBe(0);
     expect(readFileSync(join(b.path, LATE), "utf8")).toBe("written late\n");
     expect(existsSync(join(b.path, "parked.txt"))).toBe(true);
+  });
+});
+
+/**
+ * A removal that fails half-way (a file git cannot delete: an immutable or
+ * busy one): git forgets the checkout but its folder stays. A `git` on PATH
+ * stands in for that: the real removal, then a file left in the folder and
+ * git's error.
+ */
+function halfFailingRemoval(dir: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const PATH = gitShim(
+    dir,
+    "half-removing",
+    [
+      "for last; do :; done",
+      'case " $* " in *" worktree remove "*)',
+      `  '${REAL_GIT}' "$@" || exit $?`,
+      '  mkdir -p "$last" && printf "kept\\n" > "$last/build.log"',
+      `  echo "error: failed to delete '$last': Operation not permitted" >&2; exit 255 ;;`,
+      "esac",
+    ],
+    env.PATH,
+  );
+  return { ...env, PATH };
+}
+
+describe("a removal git could finish only half-way", () => {
+  it("park says git forgot the checkout but its folder is left, and never that nothing changed", async () => {
+    repo = makeRepo({
+      config: `[worktree.resources.db]\ncreate = 'true'\ndestroy = 'true'\n`,
+    });
+    const r = repo;
+    const started = await runBerth(["start", "half", "--json"], { cwd: r.path, env: r.env });
+    const b = started.json.data as { id: string; branch: string; path: string };
+    r.write("half.txt", "half\n", b.path);
+    r.commit("half", b.path);
+    const env = halfFailingRemoval(r.dir.path, r.env);
+
+    const park = await runBerth(["worktree", "park", b.id, "--yes"], { cwd: r.path, env });
+    expect(park.code).toBe(1);
+    expect(park.stderr).toContain(`git no longer knows ${b.path} as a checkout`);
+    // Its resource was destroyed and git forgot it: something did change.
+    expect(park.stderr).not.toContain("Nothing changed");
+    expect(park.stderr).toContain(`next: ls -A -- ${b.path}`);
+    expect(readFileSync(join(b.path, "build.log"), "utf8")).toBe("kept\n");
+    expect(r.git(["branch", "--list", b.branch])).toContain(b.branch);
+  });
+  it("prune --yes of a landed berth names the folder left, and does not blame a destroy command", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const started = await runBerth(["start", "landed", "--json"], { cwd: r.path, env: r.env });
+    const b = started.json.data as { id: string; branch: string; path: string };
+    r.write("landed.txt", "landed\n", b.path);
+    r.commit("landed", b.path);
+    r.git(["merge", "-q", "--ff-only", b.branch]);
+    const env = halfFailingRemoval(r.dir.path, r.env);
+
+    const prune = await runBerth(["worktree", "prune", "--yes", "--json"], { cwd: r.path, env });
+    expect(prune.code).toBe(1);
+    expect(prune.json.data.skipped).toEqual([
+      expect.objectContaining({
+        section: "landed",
+        target: b.path,
+        reason: expect.stringContaining(`git no longer knows ${b.path} as a checkout`),
+      }),
+    ]);
+    expect(prune.json.error.message).not.toContain("Fix the failing destroy command");
+    expect(readFileSync(join(b.path, "build.log"), "utf8")).toBe("kept\n");
   });
 });

@@ -128,7 +128,7 @@ export async function applyPrune(
   } else if (failures.length > 0) {
     result.error = {
       code: "teardown_failed",
-      message: `Some removals failed and were left in place:\n${failures.map((f) => `  - ${f}`).join("\n")}\nFix the failing destroy command in berth.toml, then prune again.`,
+      message: `Some removals failed and were left in place:\n${failures.map((f) => `  - ${f}`).join("\n")}\nFix what each names (a destroy command in berth.toml, say), then prune again.`,
       next: shellCommand(["berth", "worktree", "prune"]),
     };
   }

@@ -72,10 +72,12 @@ export type TeardownFailure =
       /** A stop signal stopped it: running the verb again finishes the teardown. */
       interrupted: boolean;
     }
-  /** git refused to remove the checkout (resources are already destroyed). */
-  | { stage: "remove"; reason: string }
-  /** git reported success but the folder or the registration is still there. */
-  | { stage: "verify"; reason: string };
+  /**
+   * git refused to remove the checkout (resources are already destroyed), or
+   * reported success, but the folder or the registration is still there.
+   * `folderLeft`: git forgot the checkout, but its folder is still there.
+   */
+  | { stage: "remove" | "verify"; reason: string; folderLeft: boolean };
 
 export interface TeardownResult {
   ok: boolean;
@@ -165,7 +167,7 @@ export async function applyTeardown(
   } catch (error) {
     const reason = (error as Error).message;
     result.steps.push({ step: "remove worktree", target: target.path, outcome: "failed", reason });
-    return fail({ stage: "remove", reason });
+    return fail(removalFailure("remove", reason, await isFolderLeft(repo, target.path), target));
   }
   const leftover = await verifyGone(repo, target.path);
   if (leftover !== null) {
@@ -175,7 +177,7 @@ export async function applyTeardown(
       outcome: "failed",
       reason: leftover,
     });
-    return fail({ stage: "verify", reason: leftover });
+    return fail(removalFailure("verify", leftover, await isFolderLeft(repo, target.path), target));
   }
   result.worktreeRemoved = true;
   result.ok = true;
@@ -243,6 +245,25 @@ export async function isTornDown(repo: Repository, target: TeardownTarget): Prom
   return ledger.entries.length === 0 && ledger.problems.length === 0;
 }
 
+function removalFailure(
+  stage: "remove" | "verify",
+  why: string,
+  folderLeft: boolean,
+  target: TeardownTarget,
+): TeardownFailure {
+  if (!folderLeft) return { stage, reason: why, folderLeft };
+  const reason =
+    `${why}\ngit no longer knows ${target.path} as a checkout, but its folder is left. ` +
+    "Look at what is in it, keep what you want, then delete the folder by hand.";
+  return { stage, reason, folderLeft };
+}
+
+/** A removal that failed half-way: git no longer lists the checkout, but its folder is there. */
+async function isFolderLeft(repo: Repository, path: string): Promise<boolean> {
+  const listed = (await listWorktrees(repo.mainPath)).some((e) => e.path === path);
+  return !listed && pathExistsOrBroken(path);
+}
+
 async function verifyGone(repo: Repository, path: string): Promise<string | null> {
   const listed = (await listWorktrees(repo.mainPath)).some((e) => e.path === path);
   if (listed) return `git still lists ${path} after removing it`;
@@ -274,7 +295,8 @@ export function teardownError(
   data: unknown,
 ): UserError {
   const failure = result.failure;
-  const somethingChanged = result.destroyed.length > 0 || result.worktreeRemoved;
+  const folderLeft = failure !== null && "folderLeft" in failure && failure.folderLeft;
+  const somethingChanged = result.destroyed.length > 0 || result.worktreeRemoved || folderLeft;
   const why = failure?.reason ?? "unknown failure";
   const message =
     failure?.stage === "destroy"
@@ -285,6 +307,13 @@ export function teardownError(
       : `Teardown of ${target.id} stopped: ${why}`;
   if (failure?.stage === "ledger") {
     return unreadableLedgerError(message, failure.problems, rerun, data, !somethingChanged);
+  }
+  if (folderLeft) {
+    return new UserError("teardown_failed", message, {
+      next: shellCommand(["ls", "-A", "--", target.path]),
+      data,
+      nothingChanged: false,
+    });
   }
   const advice =
     failure?.stage === "destroy" && failure.interrupted
