@@ -1,18 +1,11 @@
 import { execFileSync, spawn } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runGate } from "../src/core/landing/gate.js";
 import { startBerth } from "../src/core/lifecycle/start.js";
 import { berthBranches, fleetSnapshot, ledgerFiles, markerLines } from "./helpers/fleet.js";
+import { gitShim, REAL_GIT } from "./helpers/git-shim.js";
 import { waitFor } from "./helpers/processes.js";
 import {
   BERTH_BIN,
@@ -348,26 +341,16 @@ describe("accept refuses before changing anything", () => {
     await gate(env, berth.path);
     // A git on PATH that, at accept's second dry run of the main checkout's follow, first
     // commits the berth's file, other content, on the trunk there, as a person working there would.
-    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-    const bin = join(repo.dir.path, "committing-bin");
     const count = join(repo.dir.path, "dry-runs");
-    mkdirSync(bin);
-    writeFileSync(
-      join(bin, "git"),
-      [
-        "#!/bin/sh",
-        'case " $* " in *" read-tree "*" -n "*)',
-        `  echo x >> '${count}'`,
-        `  if [ "$(wc -l < '${count}')" -eq 2 ]; then`,
-        `    (unset GIT_INDEX_FILE; cd '${repo.path}' && echo mine > raced-0.txt && '${realGit}' add raced-0.txt && '${realGit}' commit -qm mine)`,
-        "  fi ;;",
-        "esac",
-        `exec '${realGit}' "$@"`,
-        "",
-      ].join("\n"),
-    );
-    chmodSync(join(bin, "git"), 0o755);
-    const shimmed = { ...env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+    const PATH = gitShim(repo.dir.path, "committing", [
+      'case " $* " in *" read-tree "*" -n "*)',
+      `  echo x >> '${count}'`,
+      `  if [ "$(wc -l < '${count}')" -eq 2 ]; then`,
+      `    (unset GIT_INDEX_FILE; cd '${repo.path}' && echo mine > raced-0.txt && '${REAL_GIT}' add raced-0.txt && '${REAL_GIT}' commit -qm mine)`,
+      "  fi ;;",
+      "esac",
+    ]);
+    const shimmed = { ...env, PATH };
 
     const run = await runBerth(["accept", berth.id, "--yes", "--json"], {
       cwd: repo.path,

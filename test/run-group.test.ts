@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { GitError } from "../src/errors.js";
 import { type GitResult, runGit } from "../src/git/run.js";
 import { gitGroup } from "../src/git/run-group.js";
+import { REAL_GIT } from "./helpers/git-shim.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 
 let repo: TestRepo | undefined;
@@ -109,8 +109,7 @@ describe("gitGroup (git/run-group.ts)", () => {
     repo = makeRepo();
     const bin = join(repo.dir.path, "git-only");
     mkdirSync(bin);
-    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-    symlinkSync(realGit, join(bin, "git"));
+    symlinkSync(REAL_GIT, join(bin, "git"));
     const saved = process.env.PATH;
     process.env.PATH = bin;
     try {

@@ -1,11 +1,11 @@
-import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { statusCommand } from "../src/commands/status.js";
 import { renderStatus } from "../src/ui/status-view.js";
 import { colorsFor } from "../src/ui/style.js";
+import { gitShim } from "./helpers/git-shim.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 import { startWithCommit } from "./helpers/train.js";
 
@@ -41,16 +41,8 @@ function fakeTerminal(rows = 40) {
  * than a frame apart and each one is drawn, however loaded the machine.
  */
 function slowStatusGit(dir: string): string {
-  const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-  const bin = join(dir, "slow-bin");
-  mkdirSync(bin, { recursive: true });
   const delays = `case "$PWD $*" in *gamma*) sleep 3;; *beta*) sleep 2;; *alpha*) sleep 1;; esac`;
-  writeFileSync(
-    join(bin, "git"),
-    `#!/bin/sh\ncase " $* " in *" status "*) ${delays};; esac\nexec '${realGit}' "$@"\n`,
-  );
-  chmodSync(join(bin, "git"), 0o755);
-  return `${bin}:${process.env.PATH ?? ""}`;
+  return gitShim(dir, "slow", [`case " $* " in *" status "*) ${delays};; esac`]);
 }
 
 async function fleet(): Promise<TestRepo> {

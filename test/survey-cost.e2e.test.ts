@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentJournal } from "../src/context.js";
@@ -11,6 +11,7 @@ import { surveyFleet, type WorktreeFacts } from "../src/core/fleet/survey.js";
 import { openRepository } from "../src/core/repo/repository.js";
 import { shellQuote } from "../src/text.js";
 import { gitSubcommand, installGitCounter } from "./helpers/git-counter.js";
+import { gitShim } from "./helpers/git-shim.js";
 import { BERTH_BIN, makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 import { assertJsonOutput } from "./helpers/schemas.js";
 
@@ -97,24 +98,19 @@ describe("survey cost (spec section 10)", () => {
     slow: string,
     then = ":",
   ): { env: NodeJS.ProcessEnv; log: () => string[] } {
-    const bin = join(repo.dir.path, `${name}-bin`);
     const log = join(repo.dir.path, `${name}.log`);
-    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-    mkdirSync(bin, { recursive: true });
     writeFileSync(log, "");
-    writeFileSync(
-      join(bin, "git"),
+    const PATH = gitShim(
+      repo.dir.path,
+      name,
       [
-        "#!/bin/sh",
         `printf '%s\\n' "$1 $2 $3 $4" >> '${log}'`,
         `case "$1 $2 $3" in ${slow}) sleep 1; ${then}; printf 'slow done\\n' >> '${log}';; esac`,
-        `exec '${realGit}' "$@"`,
-        "",
-      ].join("\n"),
+      ],
+      repo.env.PATH,
     );
-    chmodSync(join(bin, "git"), 0o755);
     return {
-      env: { ...repo.env, PATH: `${bin}:${repo.env.PATH ?? ""}` },
+      env: { ...repo.env, PATH },
       log: () => readFileSync(log, "utf8").split("\n"),
     };
   }
