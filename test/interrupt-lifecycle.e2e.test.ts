@@ -9,6 +9,7 @@ import {
   startBerth,
   worktreePaths,
 } from "./helpers/fleet.js";
+import { gitShim, REAL_GIT } from "./helpers/git-shim.js";
 import { isGone, leftovers, recordedPid, waitFor } from "./helpers/processes.js";
 import { BERTH_BIN, collectRun, makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
@@ -255,5 +256,34 @@ describe("Ctrl-C during berth worktree park", () => {
     expect(worktreePaths(r)).toContain(berth.path);
     expect(berthBranches(r)).toEqual([berth.branch]);
     expect(await lastFinish("worktree park")).toMatchObject({ outcome: "interrupted" });
+  }, 60_000);
+});
+
+describe("Ctrl-C while git makes the checkout", () => {
+  it("the half-made checkout and its branch are removed", async () => {
+    const { env, pidFile } = setUp("");
+    const r = repo as TestRepo;
+    // git makes the checkout, then holds still as a slow `worktree add` would: Ctrl-C lands there.
+    const PATH = gitShim(
+      r.dir.path,
+      "slow-add",
+      [
+        'case " $* " in *" worktree add "*)',
+        `  '${REAL_GIT}' "$@" || exit $?`,
+        '  echo $$ > "$PIDFILE"; sleep 300; exit 1 ;;',
+        "esac",
+      ],
+      env.PATH,
+    );
+    const child = spawnBerth(["start", "six", "--json"], r.path, { ...env, PATH });
+    const done = collectRun(child);
+    const shim = await ctrlCOnceRunning(child, pidFile);
+
+    const run = await done;
+    expect(run.code).toBe(1);
+    await waitFor("the slow git to end", () => isGone(shim), 5_000);
+    expect(worktreePaths(r)).toEqual([r.path]);
+    expect(berthBranches(r)).toEqual([]);
+    expect(ledgerFiles(r)).toEqual([]);
   }, 60_000);
 });
