@@ -113,6 +113,11 @@ describe("a removal git could finish only half-way", () => {
     // Its resource was destroyed and git forgot it: something did change.
     expect(park.stderr).not.toContain("Nothing changed");
     expect(park.stderr).toContain(`next: ls -A -- ${b.path}`);
+    // Later, status still names the folder: nothing else in the fleet would.
+    const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+    expect(status.json.hints).toContain(
+      `${b.path} is left from a berth: git no longer knows it as a checkout (a removal failed half-way); look at what is in it, then delete the folder by hand`,
+    );
     expect(readFileSync(join(b.path, "build.log"), "utf8")).toBe("kept\n");
     expect(r.git(["branch", "--list", b.branch])).toContain(b.branch);
   });

@@ -1,4 +1,4 @@
-import { lstatSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
 
 /** Whether anything (even a dangling symlink) sits at `path`. */
 export function pathExistsOrBroken(path: string): boolean {
@@ -7,5 +7,25 @@ export function pathExistsOrBroken(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The folders directly in `dir` (none when it cannot be read), by name. */
+export function folderNames(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+      d.isDirectory() ? [d.name] : [],
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** `path` with its symlinks resolved, or itself when it cannot be. */
+export function realPathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }

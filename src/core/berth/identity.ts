@@ -90,6 +90,11 @@ export function mintId(name: string | undefined, random: RandomHex = cryptoHex):
   return { id: `${slug}-${suffix}`, nameNote };
 }
 
+/** Whether `name` has the shape `mintId` gives every id: ending in `-` and six hex digits. */
+export function isBerthId(name: string): boolean {
+  return /^[a-z0-9][a-z0-9-]*-[0-9a-f]{6}$/.test(name);
+}
+
 /** FNV-1a, 32-bit, over the UTF-8 bytes of `text`. */
 export function fnv1a32(text: string): number {
   let hash = 0x811c9dc5;

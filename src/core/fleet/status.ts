@@ -15,6 +15,7 @@ import type { FleetActivity } from "./activity.js";
 import { type CheckoutStates, checkoutStates } from "./checkout-states.js";
 import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence } from "./containment.js";
+import { leftFolderHints } from "./left-folders.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
@@ -165,6 +166,14 @@ export async function readStatus(
   const hints: string[] = inProgressHints(rows, reading.inScope, checkouts);
   const unregistered = unregisteredHint(repo.location.toplevel, scope, survey.worktrees);
   if (unregistered !== null) hints.push(unregistered);
+  if (scope === "fleet") {
+    hints.push(
+      ...leftFolderHints(
+        repo,
+        survey.worktrees.map((w) => w.entry.path),
+      ),
+    );
+  }
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
   // A live checkout holds the branch it is rebasing, and a detached berth its own branch (its
   // marker names it): neither branch is a kept ref, let alone abandoned work to resume.
