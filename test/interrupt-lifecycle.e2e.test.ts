@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   berthBranches,
@@ -285,5 +286,39 @@ describe("Ctrl-C while git makes the checkout", () => {
     expect(worktreePaths(r)).toEqual([r.path]);
     expect(berthBranches(r)).toEqual([]);
     expect(ledgerFiles(r)).toEqual([]);
+  }, 60_000);
+});
+
+describe("a stop signal after the last step a verb could stop", () => {
+  it("drop finishes, and the logbook says ok, not interrupted", async () => {
+    const { env, pidFile } = setUp("");
+    const r = repo as TestRepo;
+    const berth = await startBerth(r, "seven", env);
+    // git's removal of the checkout holds still: the signal comes while it runs.
+    const PATH = gitShim(
+      r.dir.path,
+      "slow-remove",
+      [
+        'case " $* " in *" worktree remove "*)',
+        '  echo $$ > "$PIDFILE"; while [ -e "$PIDFILE" ]; do sleep 0.05; done ;;',
+        "esac",
+      ],
+      env.PATH,
+    );
+    const child = spawnBerth(["worktree", "drop", berth.id, "--yes", "--json"], r.path, {
+      ...env,
+      PATH,
+    });
+    const done = collectRun(child);
+    await waitFor("git's removal to start", () => recordedPid(pidFile) !== null, 30_000);
+    // To berth alone (a `kill`, not a terminal's Ctrl-C): git goes on and finishes.
+    process.kill(child.pid as number, "SIGTERM");
+    await sleep(300);
+    rmSync(pidFile);
+
+    const run = await done;
+    expect(run.code, run.stdout).toBe(0);
+    expect(worktreePaths(r)).toEqual([r.path]);
+    expect(await lastFinish("worktree drop")).toMatchObject({ outcome: "ok" });
   }, 60_000);
 });

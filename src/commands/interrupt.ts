@@ -48,7 +48,8 @@ export function applyInterruptibly<R extends VerbResult>(
   return withInterrupt(async (signal) => {
     try {
       const result = await apply({ ...ctx, interrupt: signal });
-      return signal.aborted ? { ...result, interrupted: true } : result;
+      // A signal after the last step it could stop found nothing left to stop: the verb finished.
+      return signal.aborted && !result.ok ? { ...result, interrupted: true } : result;
     } catch (error) {
       if (signal.aborted && error instanceof UserError) error.interrupted = true;
       throw error;
