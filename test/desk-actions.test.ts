@@ -6,7 +6,9 @@ import { proposeDeskAction } from "../src/commands/desk-actions.js";
 import { actionUnavailable, buildDeskModel, type DeskBerthItem } from "../src/core/desk/model.js";
 import { readStatus } from "../src/core/fleet/status.js";
 import type { ActionProposal, ConfirmableAction } from "../src/ui/desk/types.js";
+import { ledgerFiles } from "./helpers/fleet.js";
 import { logbookLines } from "./helpers/logbook.js";
+import { isGone, leftovers, recordedPid, waitFor } from "./helpers/processes.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
 import { type StartedBerth, startWithCommit } from "./helpers/train.js";
 
@@ -263,4 +265,75 @@ describe("desk gate, update, accept", () => {
     expect(repo.git(["rev-parse", "main"])).toBe(tip);
     expect(finishes(repo).at(-1)).toMatchObject({ verb: "accept", outcome: "ok" });
   });
+});
+
+describe("the desk's Ctrl-C on a running action", () => {
+  const spawned = leftovers();
+  afterEach(() => spawned.killAll());
+
+  /** A project command that runs until stopped once `slow` exists, its child's pid recorded. */
+  function slowRepo(config: (slowCommand: string) => string): { pidFile: string; slow: string } {
+    const r = makeRepo();
+    repo = r;
+    const pidFile = join(r.dir.path, "command.pid");
+    const slow = join(r.dir.path, "slow");
+    Object.assign(r.env, { PIDFILE: pidFile, SLOW: slow });
+    r.write(
+      "berth.toml",
+      config(`if [ -e "$SLOW" ]; then sleep 300 & echo $! > "$PIDFILE"; wait; fi`),
+    );
+    r.commit("berth.toml");
+    return { pidFile, slow };
+  }
+
+  async function interruptOnceRunning(
+    proposal: ConfirmableAction,
+    pidFile: string,
+  ): Promise<{ ok: boolean; text: string }> {
+    const stop = new AbortController();
+    const result = proposal.apply(stop.signal, () => undefined);
+    await waitFor("the project command to start", () => recordedPid(pidFile) !== null, 30_000);
+    const sleeper = recordedPid(pidFile) as number;
+    spawned.add(sleeper);
+    stop.abort();
+    const done = await result;
+    await waitFor("the project command's child to end", () => isGone(sleeper), 5_000);
+    return done;
+  }
+
+  it("drop: the destroy is stopped and stays recorded, and the logbook says interrupted", async () => {
+    const { pidFile, slow } = slowRepo(
+      (slowCommand) => `[worktree.resources.db]\ncreate = 'true'\ndestroy = '${slowCommand}'\n`,
+    );
+    const r = repo as TestRepo;
+    const berth = await startWithCommit(r, "d");
+    writeFileSync(slow, "");
+    const result = await interruptOnceRunning(
+      confirmable(await propose(r, "drop", berth)),
+      pidFile,
+    );
+    expect(result.ok).toBe(false);
+    expect(result.text).toMatch(/interrupted/);
+    expect(ledgerFiles(r)).toHaveLength(1);
+    expect(existsSync(berth.path)).toBe(true);
+    expect(finishes(r).at(-1)).toMatchObject({ verb: "worktree drop", outcome: "interrupted" });
+  }, 60_000);
+
+  it("update: the ensure is stopped, and the answer names the setup that finishes it", async () => {
+    const { pidFile, slow } = slowRepo(
+      (slowCommand) => `[worktree.setup]\nensure = ['${slowCommand}']\n`,
+    );
+    const r = repo as TestRepo;
+    const berth = await startWithCommit(r, "u");
+    r.write("trunk.txt", "moved\n");
+    r.commit("trunk moves");
+    writeFileSync(slow, "");
+    const result = await interruptOnceRunning(
+      confirmable(await propose(r, "update", berth)),
+      pidFile,
+    );
+    expect(result.ok).toBe(false);
+    expect(result.text).toContain("berth worktree setup");
+    expect(finishes(r).at(-1)).toMatchObject({ verb: "update", outcome: "interrupted" });
+  }, 60_000);
 });

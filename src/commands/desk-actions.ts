@@ -11,6 +11,7 @@ import { gateProgress } from "../ui/gate-view.js";
 import { acceptConfirmation, acceptOutcome } from "./accept.js";
 import { type DeskActionEnvironment, type DeskVerb, runDeskAction } from "./desk-run.js";
 import { gateConfirmation, gateOutcome } from "./gate.js";
+import { applyUntil } from "./interrupt.js";
 import { queueApproveCommand, queueConfirmation, queueWithdrawCommand } from "./queue.js";
 import { updateConfirmation, updateOutcome } from "./update.js";
 import { dropConfirmation, dropOutcome } from "./worktree-drop.js";
@@ -21,7 +22,9 @@ import { applyReclaim, planReclaim, reclaimConfirmation } from "./worktree-recla
  * The desk's per-berth actions (spec section 8), declared: each is its CLI
  * verb, planned with the same core function, confirmed with that verb's own
  * confirmation, applied with the same core function and rendered with the
- * verb's own view, run as one invocation of the verb (desk-run.ts).
+ * verb's own view, run as one invocation of the verb (desk-run.ts). The
+ * desk's Ctrl-C on a running action stops it as the terminal's would stop
+ * the verb: the signal each apply is given.
  */
 
 export type { DeskActionEnvironment } from "./desk-run.js";
@@ -49,7 +52,8 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
       return {
         confirmation: updateConfirmation(dry, c),
         note: null,
-        apply: async () => updateOutcome(await runUpdate(ctx, {})),
+        apply: async (signal) =>
+          updateOutcome(await applyUntil(signal, ctx, (ctx) => runUpdate(ctx, {}))),
       };
     },
   },
@@ -121,7 +125,7 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
       return {
         confirmation: reclaimConfirmation(reclaim, c),
         note: null,
-        apply: () => applyReclaim(ctx, reclaim),
+        apply: (signal) => applyReclaim(ctx, reclaim, signal),
       };
     },
   },
@@ -134,7 +138,8 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
       return {
         confirmation: parkConfirmation(plan, c),
         note: null,
-        apply: async () => parkOutcome(await applyPark(ctx, plan)),
+        apply: async (signal) =>
+          parkOutcome(await applyUntil(signal, ctx, (ctx) => applyPark(ctx, plan))),
       };
     },
   },
@@ -150,7 +155,8 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
         note: plan.data.forced
           ? "this drop discards work (listed below), so the CLI needs --force; a recovery ref keeps its commits"
           : null,
-        apply: async () => dropOutcome(asApplied(await applyDrop(ctx, plan))),
+        apply: async (signal) =>
+          dropOutcome(asApplied(await applyUntil(signal, ctx, (ctx) => applyDrop(ctx, plan)))),
       };
     },
   },

@@ -45,14 +45,24 @@ export function applyInterruptibly<R extends VerbResult>(
   ctx: Context,
   apply: (ctx: Context) => Promise<R>,
 ): Promise<R> {
-  return withInterrupt(async (signal) => {
-    try {
-      const result = await apply({ ...ctx, interrupt: signal });
-      // A signal after the last step it could stop found nothing left to stop: the verb finished.
-      return signal.aborted && !result.ok ? { ...result, interrupted: true } : result;
-    } catch (error) {
-      if (signal.aborted && error instanceof UserError) error.interrupted = true;
-      throw error;
-    }
-  });
+  return withInterrupt((signal) => applyUntil(signal, ctx, apply));
+}
+
+/**
+ * `applyInterruptibly` with the stop given rather than taken from process
+ * signals: the desk's, whose Ctrl-C is a key on a running action.
+ */
+export async function applyUntil<R extends VerbResult>(
+  signal: AbortSignal,
+  ctx: Context,
+  apply: (ctx: Context) => Promise<R>,
+): Promise<R> {
+  try {
+    const result = await apply({ ...ctx, interrupt: signal });
+    // A signal after the last step it could stop found nothing left to stop: the verb finished.
+    return signal.aborted && !result.ok ? { ...result, interrupted: true } : result;
+  } catch (error) {
+    if (signal.aborted && error instanceof UserError) error.interrupted = true;
+    throw error;
+  }
 }

@@ -9,7 +9,7 @@ import { shellCommand, shortOid } from "../text.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { pruneConfirmText } from "../ui/prune-view.js";
 import { type Colors, colorsFor } from "../ui/style.js";
-import { applyInterruptibly } from "./interrupt.js";
+import { applyInterruptibly, applyUntil } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
 import { pruneOutcome } from "./worktree-prune.js";
 
@@ -79,9 +79,15 @@ function reclaimData(reclaim: ReclaimPlan): PruneData {
   return { sections: reclaim.plan.sections, contained_included: true, applied: [], skipped: [] };
 }
 
-export async function applyReclaim(ctx: Context, reclaim: ReclaimPlan): Promise<CommandOutcome> {
+/** Under process signals from the CLI, or under the desk's `stop`. */
+export async function applyReclaim(
+  ctx: Context,
+  reclaim: ReclaimPlan,
+  stop?: AbortSignal,
+): Promise<CommandOutcome> {
+  const apply = (ctx: Context) => applyPrune(ctx, reclaim.plan, { contained: true });
   const result: PlanApplyResult<PruneData> = asApplied(
-    await applyInterruptibly(ctx, (ctx) => applyPrune(ctx, reclaim.plan, { contained: true })),
+    await (stop === undefined ? applyInterruptibly(ctx, apply) : applyUntil(stop, ctx, apply)),
   );
   return pruneOutcome({ ...result, verb: VERB });
 }

@@ -217,7 +217,7 @@ export function Desk({ controller, session, color }: DeskProps) {
     if (pane.kind === "running") {
       if (ctrlC) {
         running.current?.abort();
-        setView.pane({ ...pane, notice: "interrupting: the running checks are being stopped ..." });
+        setView.pane({ ...pane, notice: "interrupting: the running command is being stopped ..." });
       } else if (input === "q") {
         setView.pane({
           ...pane,
