@@ -1,6 +1,6 @@
-import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gitShim } from "./git-shim.js";
 
 /**
  * A `git` on PATH that logs each invocation's arguments, then runs the real
@@ -33,21 +33,18 @@ export function gitSubcommand(args: readonly string[]): string | undefined {
 }
 
 export function installGitCounter(dir: string, env: NodeJS.ProcessEnv): GitCounter {
-  const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-  const bin = join(dir, "counting-bin");
   const log = join(dir, "git-calls.log");
   const parentLog = join(dir, "git-parents.log");
-  mkdirSync(bin, { recursive: true });
   const reset = () => {
     writeFileSync(log, "");
     writeFileSync(parentLog, "");
   };
   reset();
   // Builtins only (`read`, a function): the shim spawns no process of its own.
-  writeFileSync(
-    join(bin, "git"),
+  const path = gitShim(
+    dir,
+    "counting",
     [
-      "#!/bin/sh",
       `printf '%s\\n' "$*" >> '${log}'`,
       "parent=?; read -r parent 2>/dev/null < /proc/$PPID/comm",
       // Field 4 of stat is the parent's own parent (a name in parentheses has no space here).
@@ -55,13 +52,11 @@ export function installGitCounter(dir: string, env: NodeJS.ProcessEnv): GitCount
       "fourth() { grandparent=$4; }; fourth $stat",
       "elder=?; read -r elder 2>/dev/null < /proc/$grandparent/comm",
       `printf '%s %s %s %s %s\\n' "$PPID" "$parent" "$grandparent" "$elder" "$*" >> '${parentLog}'`,
-      `exec '${realGit}' "$@"`,
-      "",
-    ].join("\n"),
+    ],
+    env.PATH ?? "",
   );
-  chmodSync(join(bin, "git"), 0o755);
   return {
-    env: { ...env, PATH: `${bin}:${env.PATH ?? ""}` },
+    env: { ...env, PATH: path },
     calls: () =>
       readFileSync(log, "utf8")
         .split("\n")
