@@ -24,6 +24,7 @@ import {
   integrate,
   integrationIdPrefix,
   landFastForward,
+  onTrunkNow,
 } from "./queue-integrate.js";
 import {
   type GroupOutcome,
@@ -183,7 +184,7 @@ async function landOnce(
 ): Promise<GroupOutcome> {
   // An entry already on the trunk travelled inside another landing (a later
   // stage of its train, accepted first): it has landed, and only its berth is left to finish.
-  const onIt = await Promise.all(pending.map((entry) => onTrunk(lander.repo, entry.tip, trunk)));
+  const onIt = await Promise.all(pending.map((entry) => onTrunkNow(lander.repo, trunk, entry.tip)));
   for (const entry of pending.filter((_, i) => onIt[i]))
     await landFastForward(lander, entry, trunk);
   const rest = pending.filter((_, i) => !onIt[i]);
@@ -249,7 +250,7 @@ async function recover(
   const entries = await readQueue(repo.location.commonDir);
   for (const entry of entries.filter((e) => isBeingLanded(e) && only(e))) {
     const integration = entry.integration;
-    if (integration?.commit && (await onTrunk(repo, integration.commit, trunk))) {
+    if (integration?.commit && (await onTrunkNow(repo, trunk, integration.commit))) {
       if (integration.id !== null) await finishIntegrationBerth(lander, integration.id);
       await finishEntry(
         lander,
@@ -259,7 +260,7 @@ async function recover(
       );
       continue;
     }
-    if (integration === null && (await onTrunk(repo, entry.tip, trunk))) {
+    if (integration === null && (await onTrunkNow(repo, trunk, entry.tip))) {
       // A fast-forward that moved the trunk before its lander stopped: accept's
       // own finish records the landing from its unfinished-landing record.
       const move = await fastForwardOf(repo, entry);
@@ -321,8 +322,4 @@ async function integrationBerthsOf(repo: Repository, seq: number): Promise<strin
   return survey.worktrees.flatMap((w) =>
     w.marker?.id.startsWith(integrationIdPrefix(seq)) ? [w.marker.id] : [],
   );
-}
-
-async function onTrunk(repo: Repository, commit: string, trunk: string): Promise<boolean> {
-  return isAncestor(repo.mainPath, commit, `refs/heads/${trunk}`).catch(() => false);
 }
