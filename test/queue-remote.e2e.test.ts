@@ -86,6 +86,28 @@ describe("the landing queue with [remote].name", () => {
     for (const oid of localTrunkHistory(m)) expect(isAncestorIn(m.one, oid, landed)).toBe(true);
   });
 
+  it("a stack another machine already landed, with more on top: landed contained, the local trunk follows", async () => {
+    const { m, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["push", "-q", "origin", `${x.tip}:refs/heads/main`]);
+    m.two.git(["pull", "-q", "--ff-only", "origin", "main"]);
+    m.two.write("two.txt", "two\n");
+    m.two.commit("after x, from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+    const theirs = remoteTip(m);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    // Nothing of x moved the remote's trunk: the range it records is empty, and says why.
+    expect(run.json.data.queue).toMatchObject({
+      state: "landed",
+      landed: { old_trunk: theirs, new_trunk: theirs, via: "contained" },
+    });
+    expect(remoteTip(m)).toBe(theirs);
+    expect(m.one.git(["rev-parse", "main"])).toBe(theirs);
+    expect(existsSync(x.path)).toBe(false);
+  });
+
   it("a local trunk that diverged from the remote's is refused at once, naming the divergence", async () => {
     const { m, berth } = fixture();
     const x = await startWithCommit(m, m.one, "x");

@@ -341,7 +341,12 @@ export async function finishEntry(
     state: "landed",
     step: null,
     lander: null,
-    landed: { old_trunk: move.old, new_trunk: move.new, via: "integration" },
+    // An integration that merged nothing: the (remote's) trunk already held the entry (decision 0064).
+    landed: {
+      old_trunk: move.old,
+      new_trunk: move.new,
+      via: move.old === move.new ? "contained" : "integration",
+    },
   });
   if (finish?.data) {
     const data = finish.data;
