@@ -1,11 +1,11 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { fleetSnapshot } from "./helpers/fleet.js";
 import { logbookLines } from "./helpers/logbook.js";
-import { BERTH_BIN, makeRepo, type RunResult, runBerth, type TestRepo } from "./helpers/repo.js";
-import { assertJsonOutput } from "./helpers/schemas.js";
+import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 import { startWithCommit } from "./helpers/train.js";
+import { begun, sleep, startBackground, type Waiter } from "./helpers/waiter.js";
 
 /**
  * `berth await` end to end: the built binary waiting in the background while
@@ -19,79 +19,11 @@ afterEach(() => {
   repo?.cleanup();
 });
 
-interface Waiter {
-  pid: number;
-  /** Exit code once it exited, else null. */
-  exit: number | null;
-  /** When it exited (Date.now()). */
-  exitedAt: number | null;
-  done: Promise<RunResult>;
-  kill(signal: NodeJS.Signals): void;
-}
-
-/** Starts the binary in the background (runBerth, with the pid and the exit time kept). */
+/** Starts the binary in the background; killed after the test if still waiting. */
 function startWaiter(args: string[], cwd: string): Waiter {
-  const child = spawn(process.execPath, [BERTH_BIN, ...args], {
-    cwd,
-    env: repo.env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const waiter: Waiter = {
-    pid: child.pid as number,
-    exit: null,
-    exitedAt: null,
-    kill: (signal) => child.kill(signal),
-    done: new Promise((resolve, reject) => {
-      child.on("exit", () => {
-        waiter.exitedAt = Date.now();
-      });
-      child.on("close", (code, signal) => {
-        waiter.exit = code ?? (signal ? 128 : -1);
-        try {
-          assertJsonOutput(args, stdout, code);
-        } catch (error) {
-          reject(error);
-          return;
-        }
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code: waiter.exit, stdout, stderr, json });
-      });
-    }),
-  };
+  const waiter = startBackground(args, cwd, repo.env);
   running.push(waiter);
   return waiter;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resolves once the waiter has journaled its begin (it resolved its target and is about to wait). */
-async function begun(waiter: Waiter): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const began = logbookLines(repo.path).some((line) => {
-      const event = JSON.parse(line) as { event: string; verb: string; pid: number };
-      return event.event === "begin" && event.verb === "await" && event.pid === waiter.pid;
-    });
-    if (began) return;
-    if (waiter.exit !== null) {
-      const { stdout, stderr } = await waiter.done;
-      throw new Error(`the waiter exited (${waiter.exit}) before waiting: ${stdout}${stderr}`);
-    }
-    await sleep(50);
-  }
-  throw new Error("the waiter never began");
 }
 
 const tipOf = (ref: string) => repo.git(["rev-parse", ref]);
@@ -132,7 +64,7 @@ describe("berth await (binary)", () => {
     const b = await startWithCommit(repo, "b");
     const c = await startWithCommit(repo, "c");
     const waiter = startWaiter(["await", "--landed", c.id, "--timeout", "60", "--json"], b.path);
-    await begun(waiter);
+    await begun(waiter, repo.path);
 
     const status = await runBerth(["status", "--json"], { cwd: repo.path, env: repo.env });
     const row = status.json.data.worktrees.find((w: { path: string }) => w.path === b.path);
@@ -174,7 +106,7 @@ describe("berth await (binary)", () => {
     repo.commit("after the gate: the receipt is stale", b.path);
 
     const waiter = startWaiter(["await", "--green", b.id, "--timeout", "60", "--json"], repo.path);
-    await begun(waiter);
+    await begun(waiter, repo.path);
     await sleep(1000);
     expect(waiter.exit).toBeNull(); // The stale receipt did not count.
 
@@ -252,7 +184,7 @@ describe("berth await (binary)", () => {
   it("Ctrl-C ends the wait promptly with exit 130 and met: false", async () => {
     repo = makeRepo();
     const waiter = startWaiter(["await", "--trunk-moved", "--json"], repo.path);
-    await begun(waiter);
+    await begun(waiter, repo.path);
     waiter.kill("SIGINT");
     const interruptedAt = Date.now();
     const run = await waiter.done;
@@ -269,7 +201,7 @@ describe("berth await (binary)", () => {
       startWaiter(["await", "--green", b.id, "--timeout", "60", "--json"], repo.path),
       startWaiter(["await", "--landed", c.id, "--timeout", "60", "--json"], repo.path),
     ];
-    for (const waiter of waiters) await begun(waiter);
+    for (const waiter of waiters) await begun(waiter, repo.path);
     await sleep(500); // Past the first evaluation: measure the wait itself.
     const before = waiters.map((w) => cpuSeconds(w.pid));
     await sleep(20_000);

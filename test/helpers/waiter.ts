@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { logbookLines } from "./logbook.js";
 import { BERTH_BIN, type RunResult } from "./repo.js";
+import { assertJsonOutput } from "./schemas.js";
 
 /** The built binary running in the background, with its pid and when it exited. */
 export interface Waiter {
@@ -13,6 +14,7 @@ export interface Waiter {
   kill(signal: NodeJS.Signals): void;
 }
 
+/** Like runBerth, a `--json` answer is checked against its schema: \`done\` rejects if it is not valid. */
 export function startBackground(args: string[], cwd: string, env: NodeJS.ProcessEnv): Waiter {
   const child = spawn(process.execPath, [BERTH_BIN, ...args], {
     cwd,
@@ -32,12 +34,18 @@ export function startBackground(args: string[], cwd: string, env: NodeJS.Process
     exit: null,
     exitedAt: null,
     kill: (signal) => child.kill(signal),
-    done: new Promise((resolve) => {
+    done: new Promise((resolve, reject) => {
       child.on("exit", () => {
         waiter.exitedAt = Date.now();
       });
       child.on("close", (code, signal) => {
         waiter.exit = code ?? (signal ? 128 : -1);
+        try {
+          assertJsonOutput(args, stdout, code);
+        } catch (error) {
+          reject(error);
+          return;
+        }
         let json: unknown;
         try {
           json = JSON.parse(stdout);
