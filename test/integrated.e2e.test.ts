@@ -57,6 +57,12 @@ describe("a berth squash-merged on the remote's trunk", () => {
         delete_branch: x.branch,
       }),
     ]);
+    // The confirmation does not claim the commits are on the trunk: it names the recovery ref.
+    const unconfirmed = await m.berth(["worktree", "prune"]);
+    expect(unconfirmed.stdout + unconfirmed.stderr).not.toContain("their commits are on the trunk");
+    expect(unconfirmed.stdout + unconfirmed.stderr).toContain(
+      "tear down 1 integrated berth(s) and delete their branches, each after a recovery ref under refs/berth/recovery/",
+    );
 
     const apply = await m.berth(["worktree", "prune", "--yes", "--json"]);
     expect(apply.code).toBe(0);

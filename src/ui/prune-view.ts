@@ -1,5 +1,6 @@
 import type { PruneData } from "../core/lifecycle/prune-apply.js";
 import type { PruneSections } from "../core/lifecycle/prune-plan.js";
+import { RECOVERY_PREFIX } from "../core/lifecycle/recovery-refs.js";
 import { type DiskUsage, describeIgnored } from "../io/disk-usage.js";
 import type { PlanApplyResult } from "../result.js";
 import { shellCommand, shortOid } from "../text.js";
@@ -132,11 +133,13 @@ export function pruneConfirmText(
       `  remove ${sections.stale.length} stale registration(s) and destroy their recorded resources`,
     );
   }
-  if (sections.landed.length > 0) {
+  const integrated = sections.landed.filter((r) => r.integrated);
+  if (integrated.length < sections.landed.length) {
     lines.push(
       "  tear down landed berths and delete landed branches (their commits are on the trunk)",
     );
   }
+  if (integrated.length > 0) lines.push(`  ${integratedRemoval(integrated)}`);
   const orphans = sections.orphaned.filter((r) => r.gc).length;
   if (orphans > 0) lines.push(`  destroy ${orphans} orphaned resource(s)`);
   if (contained && sections.contained.length > 0) {
@@ -152,6 +155,17 @@ export function pruneConfirmText(
     lines.push(`  ${describeIgnored(ignored)} go with the removed checkouts`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** Squash- or rebase-merged rows: their commits are not on the trunk, so the plan names what keeps them. */
+function integratedRemoval(rows: PruneSections["landed"]): string {
+  const berths = rows.filter((r) => r.kind === "worktree").length;
+  const branches = rows.length - berths;
+  const what = [
+    berths > 0 ? `tear down ${berths} integrated berth(s) and delete their branches` : "",
+    branches > 0 ? `delete ${branches} integrated branch(es)` : "",
+  ].filter((part) => part !== "");
+  return `${what.join(" and ")}, each after a recovery ref under ${RECOVERY_PREFIX} (squash- or rebase-merged: their commits are not on the trunk)`;
 }
 
 export function renderPruneResult(result: PlanApplyResult<PruneData>, c: Colors): string {
