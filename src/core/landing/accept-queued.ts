@@ -80,8 +80,10 @@ export async function landSubmitted(
     if (result?.data) {
       const landed = result.data;
       landed.queue = view ?? null;
-      if (entry.landed?.via === "integration") {
-        // The finish saw the berth already on the trunk: what landed is what the plan listed.
+      if (entry.integration !== null) {
+        // Landed through an integration berth (via "integration", or "contained" when the
+        // remote's trunk already held it): the finish saw the berth already on the trunk, so
+        // what landed is what the plan listed.
         landed.commits = plan.data.commits;
         landed.commit_count = plan.data.commit_count;
         landed.stages = plan.data.stages;
