@@ -2,7 +2,11 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { berthBranches } from "./helpers/fleet.js";
+import { applyDrop, planDrop } from "../src/core/lifecycle/drop.js";
+import { applyPark, planPark } from "../src/core/lifecycle/park.js";
+import { UserError } from "../src/errors.js";
+import { readQueue, writeEntry } from "../src/io/queue-store.js";
+import { berthBranches, fleetSnapshot } from "./helpers/fleet.js";
 import {
   berthWith,
   checkedCommits,
@@ -15,7 +19,7 @@ import {
   tip,
   trunkHistory,
 } from "./helpers/queue.js";
-import { runBerth, type TestRepo } from "./helpers/repo.js";
+import { runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 
 /**
  * The landing queue end to end (spec section 11), through the built binary:
@@ -274,6 +278,39 @@ describe("a berth being landed", () => {
     const landed = await accept;
     expect(landed.code).toBe(0);
     expect(isAncestor(r, a.tip, "main")).toBe(true);
+  });
+
+  it("a drop or park planned before the lander took the berth up refuses when it applies, and changes nothing", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const r = repo;
+    const { env } = fx;
+    const a = await berthWith(r, env, "a", { "a.txt": "a\n" });
+    const aTip = tip(r, a.branch);
+    const submitted = await runBerth(["accept", a.id, "--no-wait", "--json"], { cwd: r.path, env });
+    expect(submitted.json.data.queue.state).toBe("awaiting_approval");
+    const { ctx } = testContext(r.path, env);
+    const commonDir = join(r.path, ".git");
+    const plans = [
+      () => planDrop(ctx, { target: a.id, force: true }).then((p) => () => applyDrop(ctx, p)),
+      () => planPark(ctx, { target: a.id }).then((p) => () => applyPark(ctx, p)),
+    ];
+    for (const plan of plans) {
+      const apply = await plan();
+      // Between the plan (a confirmation can take minutes) and its apply, the lander takes it up.
+      const [entry] = (await readQueue(commonDir)).filter((e) => e.id === a.id);
+      if (entry === undefined) throw new Error("no queue entry");
+      await writeEntry(commonDir, { ...entry, state: "gating", step: "fast_forward" });
+      const before = fleetSnapshot(r);
+      const error = (await apply().catch((e: unknown) => e)) as UserError;
+      expect(error).toBeInstanceOf(UserError);
+      expect(error.message).toContain(`${a.id} is being landed by the landing queue now`);
+      expect(fleetSnapshot(r)).toBe(before);
+      expect(existsSync(a.path)).toBe(true);
+      expect(tip(r, a.branch)).toBe(aTip);
+      expect(r.git(["for-each-ref", "refs/berth/recovery"])).toBe("");
+      await writeEntry(commonDir, entry);
+    }
   });
 });
 

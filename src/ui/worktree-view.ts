@@ -1,6 +1,7 @@
 import type { WorktreeSetupData } from "../core/lifecycle/converge-setup.js";
 import type { WorktreeTeardownData } from "../core/lifecycle/destroy-resources.js";
-import { type DropData, describeReason } from "../core/lifecycle/drop.js";
+import type { DropData } from "../core/lifecycle/drop.js";
+import { describeReason } from "../core/lifecycle/drop-reasons.js";
 import { describeIgnored } from "../io/disk-usage.js";
 import type { PlanApplyResult, PlanStep } from "../result.js";
 import { shortOid } from "../text.js";

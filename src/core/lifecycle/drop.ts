@@ -1,18 +1,15 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
-import { listCommitsNotIn } from "../../git/commits.js";
-import type { CommitSubject } from "../../git/parse.js";
-import { readWorktreeStatus } from "../../git/status.js";
 import { branchesMadeByBerth } from "../../io/branch-records.js";
 import { type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
 import { withFleetLock } from "../../io/lock.js";
 import { adminDirFor } from "../../io/paths.js";
 import { readNewestReflogCommit } from "../../io/reflog.js";
 import type { PlanStep, StepOutcome, VerbResult } from "../../result.js";
-import { shellCommand, shortOid } from "../../text.js";
+import { shellCommand } from "../../text.js";
 import { describeLedgerProblems } from "../berth/resources.js";
 import { readFleetActivity } from "../fleet/activity.js";
-import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
+import { surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import {
@@ -25,6 +22,7 @@ import {
   keptBranchHint,
   madeByBerth,
 } from "./branch-deletion.js";
+import { describeReason, type ForceReason, forceReasons } from "./drop-reasons.js";
 import { pruneRecoveryRefs, RECOVERY_PREFIX, writeRecoveryRef } from "./recovery-refs.js";
 import {
   describeVerbInFlight,
@@ -60,19 +58,6 @@ export interface DropOptions {
   force: boolean;
 }
 
-/** Why a drop needs `--force`. */
-export type ForceReason =
-  | { kind: "uncommitted"; count: number; files: string[] }
-  | {
-      kind: "unlanded";
-      count: number;
-      commits: CommitSubject[];
-      /** Other local branches that hold the tip too (its commits survive there). */
-      also_on: string[];
-    }
-  | { kind: "in_flight"; detail: string }
-  | { kind: "unknown"; detail: string };
-
 export interface DropData {
   id: string;
   path: string;
@@ -107,9 +92,6 @@ export interface DropPlan {
   steps: PlanStep[];
   hints: string[];
 }
-
-const NAMED_FILES = 10;
-const NAMED_COMMITS = 10;
 
 /** Reads only. Refuses (throws) what no flag allows and what needs `--force` without it. */
 export async function planDrop(ctx: Context, options: DropOptions): Promise<DropPlan> {
@@ -227,93 +209,18 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   return { repo, worktree, target, data, steps, hints };
 }
 
-async function forceReasons(
-  repo: Repository,
-  survey: FleetSurvey,
-  worktree: WorktreeFacts,
-  orphanedTip: string | null,
-): Promise<ForceReason[]> {
-  const { entry } = worktree;
-  const trunkTip = survey.trunk.tip;
-  const reasons: ForceReason[] = [];
-  if (!entry.prunable) {
-    const status = await readWorktreeStatus(entry.path).catch(() => null);
-    if (status === null) {
-      reasons.push({ kind: "unknown", detail: "its working tree cannot be read" });
-    } else if (status.changedFiles > 0) {
-      reasons.push({
-        kind: "uncommitted",
-        count: status.changedFiles,
-        files: status.paths.slice(0, NAMED_FILES),
-      });
-    }
-  }
-  const head = entry.head;
-  if (head === null) {
-    if (orphanedTip !== null) {
-      reasons.push({
-        kind: "unknown",
-        detail: `its branch ${entry.branch} was deleted under it: its last commit, ${shortOid(orphanedTip)}, is only in the checkout's HEAD log`,
-      });
-    }
-    return reasons;
-  }
-  if (trunkTip === null) {
-    reasons.push({
-      kind: "unknown",
-      detail: "the trunk is unknown, so whether its commits are on it cannot be told",
-    });
-    return reasons;
-  }
-  const ahead = worktree.ahead;
-  if (ahead === null) {
-    reasons.push({ kind: "unknown", detail: "its commits cannot be compared with the trunk" });
-  } else if (ahead > 0) {
-    const commits = await listCommitsNotIn(repo.mainPath, head, trunkTip, NAMED_COMMITS);
-    // In memory from the survey's graph: no git process per branch.
-    const alsoOn = [...survey.branches]
-      .filter(([name, tip]) => name !== entry.branch && survey.ancestry.isAncestor(head, tip))
-      .map(([name]) => name);
-    reasons.push({ kind: "unlanded", count: ahead, commits, also_on: alsoOn });
-  }
-  return reasons;
-}
-
-export function describeReason(reason: ForceReason): string {
-  switch (reason.kind) {
-    case "in_flight":
-      return reason.detail;
-    case "uncommitted": {
-      const more =
-        reason.count > reason.files.length
-          ? `, and ${reason.count - reason.files.length} more`
-          : "";
-      return `${reason.count} uncommitted change(s): ${reason.files.join(", ")}${more}`;
-    }
-    case "unlanded": {
-      const named = reason.commits.map((c) => `${shortOid(c.oid)} ${c.subject}`).join("; ");
-      const more =
-        reason.count > reason.commits.length
-          ? `; and ${reason.count - reason.commits.length} more`
-          : "";
-      const also =
-        reason.also_on.length > 0
-          ? ` (also on ${reason.also_on.join(", ")}, which keeps them)`
-          : "";
-      return `${reason.count} commit(s) not on the trunk: ${named}${more}${also}`;
-    }
-    case "unknown":
-      return reason.detail;
-  }
-}
-
-/** Applies a plan under the fleet lock; teardown re-checks the berth first. */
+/**
+ * Applies a plan under the fleet lock. The queue is asked again (its lander may
+ * have taken the berth up while the plan awaited its confirmation), and the
+ * teardown re-checks the berth.
+ */
 export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResult<DropData>> {
   const { repo, target, data } = plan;
   ctx.journal.begin({ branch: data.branch, path: data.path });
   const steps: StepOutcome[] = [];
   const hints = [...plan.hints];
   await withFleetLock(repo.location.commonDir, "worktree drop", async () => {
+    await refuseQueueCheckout("worktree drop", repo, target.id);
     if (data.recovery_tip !== null) {
       try {
         data.recovery_ref = await writeRecoveryRef(

@@ -197,7 +197,11 @@ export function commitCommand(path: string): CommandLine {
   );
 }
 
-/** Applies a plan under the fleet lock; the teardown re-checks the berth first. */
+/**
+ * Applies a plan under the fleet lock. The queue is asked again (its lander may
+ * have taken the berth up while the plan awaited its confirmation), and the
+ * teardown re-checks the berth.
+ */
 export async function applyPark(ctx: Context, plan: ParkPlan): Promise<PlanApplyResult<ParkData>> {
   const { repo, target, data, worktree } = plan;
   const commonDir = repo.location.commonDir;
@@ -206,6 +210,7 @@ export async function applyPark(ctx: Context, plan: ParkPlan): Promise<PlanApply
   const steps: StepOutcome[] = [];
   const hints = [...plan.hints];
   await withFleetLock(commonDir, "worktree park", async () => {
+    await refuseQueueCheckout("worktree park", repo, target.id);
     const before = readBriefRecord(commonDir, data.branch);
     await storeRecord(
       commonDir,

@@ -1,0 +1,105 @@
+import { listCommitsNotIn } from "../../git/commits.js";
+import type { CommitSubject } from "../../git/parse.js";
+import { readWorktreeStatus } from "../../git/status.js";
+import { shortOid } from "../../text.js";
+import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
+import type { Repository } from "../repo/repository.js";
+
+/** What a drop would discard, and so needs `--force` for (spec section 5). */
+
+/** Why a drop needs `--force`. */
+export type ForceReason =
+  | { kind: "uncommitted"; count: number; files: string[] }
+  | {
+      kind: "unlanded";
+      count: number;
+      commits: CommitSubject[];
+      /** Other local branches that hold the tip too (its commits survive there). */
+      also_on: string[];
+    }
+  | { kind: "in_flight"; detail: string }
+  | { kind: "unknown"; detail: string };
+
+const NAMED_FILES = 10;
+const NAMED_COMMITS = 10;
+
+/** `orphanedTip`: the last commit of a branch deleted under the checkout, from its HEAD log. */
+export async function forceReasons(
+  repo: Repository,
+  survey: FleetSurvey,
+  worktree: WorktreeFacts,
+  orphanedTip: string | null,
+): Promise<ForceReason[]> {
+  const { entry } = worktree;
+  const trunkTip = survey.trunk.tip;
+  const reasons: ForceReason[] = [];
+  if (!entry.prunable) {
+    const status = await readWorktreeStatus(entry.path).catch(() => null);
+    if (status === null) {
+      reasons.push({ kind: "unknown", detail: "its working tree cannot be read" });
+    } else if (status.changedFiles > 0) {
+      reasons.push({
+        kind: "uncommitted",
+        count: status.changedFiles,
+        files: status.paths.slice(0, NAMED_FILES),
+      });
+    }
+  }
+  const head = entry.head;
+  if (head === null) {
+    if (orphanedTip !== null) {
+      reasons.push({
+        kind: "unknown",
+        detail: `its branch ${entry.branch} was deleted under it: its last commit, ${shortOid(orphanedTip)}, is only in the checkout's HEAD log`,
+      });
+    }
+    return reasons;
+  }
+  if (trunkTip === null) {
+    reasons.push({
+      kind: "unknown",
+      detail: "the trunk is unknown, so whether its commits are on it cannot be told",
+    });
+    return reasons;
+  }
+  const ahead = worktree.ahead;
+  if (ahead === null) {
+    reasons.push({ kind: "unknown", detail: "its commits cannot be compared with the trunk" });
+  } else if (ahead > 0) {
+    const commits = await listCommitsNotIn(repo.mainPath, head, trunkTip, NAMED_COMMITS);
+    // In memory from the survey's graph: no git process per branch.
+    const alsoOn = [...survey.branches]
+      .filter(([name, tip]) => name !== entry.branch && survey.ancestry.isAncestor(head, tip))
+      .map(([name]) => name);
+    reasons.push({ kind: "unlanded", count: ahead, commits, also_on: alsoOn });
+  }
+  return reasons;
+}
+
+export function describeReason(reason: ForceReason): string {
+  switch (reason.kind) {
+    case "in_flight":
+      return reason.detail;
+    case "uncommitted": {
+      const more =
+        reason.count > reason.files.length
+          ? `, and ${reason.count - reason.files.length} more`
+          : "";
+      return `${reason.count} uncommitted change(s): ${reason.files.join(", ")}${more}`;
+    }
+    case "unlanded": {
+      const named = reason.commits.map((c) => `${shortOid(c.oid)} ${c.subject}`).join("; ");
+      const more =
+        reason.count > reason.commits.length
+          ? `; and ${reason.count - reason.commits.length} more`
+          : "";
+      const also =
+        reason.also_on.length > 0
+          ? ` (also on ${reason.also_on.join(", ")}, which keeps them)`
+          : "";
+      return `${reason.count} commit(s) not on the trunk: ${named}${more}${also}`;
+    }
+    case "unknown":
+      return reason.detail;
+  }
+}
