@@ -134,3 +134,107 @@ describe("a clean berth with a submodule can be torn down", () => {
     expect(berthBranches(r)).toEqual([]);
   });
 });
+
+describe("commits only a berth's nested repositories hold are never deleted with it", () => {
+  /** A commit on a branch of the berth's lib repository that its origin never got; lib's HEAD back where the superproject records it. */
+  function unpushedLibCommit(r: TestRepo, path: string): string {
+    const lib = join(path, "lib");
+    r.git(["switch", "-q", "-c", "feature"], lib);
+    r.write("work.txt", "only here\n", lib);
+    const commit = r.commit("lib work, never pushed", lib);
+    r.git(["switch", "-q", "--detach", "HEAD~1"], lib);
+    expect(r.git(["status", "--porcelain", "--ignore-submodules=none"], path)).toBe("");
+    return commit;
+  }
+
+  function exists(gitDir: string, commit: string): boolean {
+    try {
+      execFileSync("git", ["--git-dir", gitDir, "cat-file", "-e", `${commit}^{commit}`]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  it("drop needs --force and names them; park and accept refuse; nothing changes", async () => {
+    const { r, path, id, adminDir } = await berthWithSubmodule();
+    const libWork = unpushedLibCommit(r, path);
+    r.write("feature.txt", "feature\n", path);
+    r.commit("feature", path);
+    expect((await runBerth(["gate", "--json"], { cwd: path, env: r.env })).code).toBe(0);
+    const trunk = r.git(["rev-parse", "main"]);
+
+    const plan = await runBerth(["worktree", "drop", id, "--dry-run", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(plan.json.error.next).toContain("--force");
+    expect(plan.json.error.message).toContain("not its nested repositories'");
+    expect(plan.json.data.reasons).toContainEqual({
+      kind: "nested_commits",
+      detail: expect.stringContaining("submodule lib holds 1 commit(s) no remote of it has"),
+    });
+    for (const args of [
+      ["worktree", "drop", id, "--yes", "--json"],
+      ["worktree", "park", id, "--yes", "--json"],
+      ["accept", id, "--yes", "--json"],
+    ]) {
+      const run = await runBerth(args, { cwd: r.path, env: r.env });
+      expect(run.code, args.join(" ")).toBe(1);
+      expect(run.json.error.code).toBe("precondition_failed");
+      expect(run.json.error.message).toContain("submodule lib holds 1 commit(s)");
+      expect(existsSync(path)).toBe(true);
+      expect(exists(join(adminDir, "modules", "lib"), libWork)).toBe(true);
+      expect(r.git(["rev-parse", "main"])).toBe(trunk);
+    }
+
+    const forced = await runBerth(["worktree", "drop", id, "--force", "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(forced.code).toBe(0);
+    expect(forced.json.data.reasons.map((x: { kind: string }) => x.kind)).toContain(
+      "nested_commits",
+    );
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("the teardown checks again: a landed berth's prune keeps a checkout whose submodule holds them", async () => {
+    const { r, path, id, adminDir } = await berthWithSubmodule();
+    const libWork = unpushedLibCommit(r, path);
+    r.write("feature.txt", "feature\n", path);
+    r.commit("feature", path);
+    r.git(["merge", "-q", "--ff-only", r.git(["branch", "--show-current"], path)]);
+    expect(await row(r, id)).toMatchObject({ clean: true });
+    const run = await runBerth(["worktree", "prune", "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(JSON.stringify(run.json)).toContain("submodule lib holds 1 commit(s)");
+    expect(existsSync(path)).toBe(true);
+    expect(exists(join(adminDir, "modules", "lib"), libWork)).toBe(true);
+  });
+
+  it("accept refuses a berth with an embedded repository (a gitlink, no .gitmodules), which would go with it", async () => {
+    const r = makeRepo();
+    repo = r;
+    const started = await startBerth(testContext(r.path, r.env).ctx, { name: "embed" });
+    const path = started.data?.path as string;
+    const id = started.data?.id as string;
+    const nested = join(path, "nested");
+    execFileSync("git", ["init", "-q", "-b", "main", nested], { env: r.env });
+    r.write("n.txt", "nested\n", nested);
+    const nestedWork = r.commit("nested work, only here", nested);
+    r.git(["add", "nested"], path);
+    r.git(["commit", "-q", "-m", "embed nested"], path);
+    expect((await runBerth(["gate", "--json"], { cwd: path, env: r.env })).code).toBe(0);
+    const trunk = r.git(["rev-parse", "main"]);
+    const run = await runBerth(["accept", id, "--yes", "--json"], { cwd: r.path, env: r.env });
+    expect(run.code).toBe(1);
+    expect(run.json.error.message).toContain(
+      "the repository embedded at nested holds 1 commit(s) found in no other repository",
+    );
+    expect(r.git(["rev-parse", "main"])).toBe(trunk);
+    expect(exists(join(nested, ".git"), nestedWork)).toBe(true);
+  });
+});

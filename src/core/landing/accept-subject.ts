@@ -5,6 +5,7 @@ import type { LandingRecord } from "../../io/unfinished-landing.js";
 import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
 import { nearestLiveContainer } from "../fleet/containment.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
+import { describeNestedWork, nestedWorkAtRisk } from "../lifecycle/nested-work.js";
 import { reattachment, rebranching } from "../lifecycle/reattach.js";
 import {
   lockedRefusal,
@@ -144,6 +145,14 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
           shellCommand(["berth", "accept", name]),
         ),
       },
+    );
+  }
+  // Its submodules' and embedded repositories' own commits would go with the checkout.
+  const nested = await nestedWorkAtRisk(entry.path, w.adminDir);
+  if (nested.length > 0) {
+    throw refusal(
+      `${name}: ${describeNestedWork(nested)}. Accept tears the checkout down after it lands, and those repositories with it.`,
+      { next: shellCommand(["berth", "accept", name]) },
     );
   }
   return { worktree: w, target, adminDir: w.adminDir, branch, head, status };

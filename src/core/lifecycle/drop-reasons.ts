@@ -4,6 +4,7 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { shortOid } from "../../text.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
+import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
 
 /** What a drop would discard, and so needs `--force` for (spec section 5). */
 
@@ -18,16 +19,22 @@ export type ForceReason =
       also_on: string[];
     }
   | { kind: "in_flight"; detail: string }
+  /** Commits only the checkout's submodules or embedded repositories hold (./nested-work.ts). */
+  | { kind: "nested_commits"; detail: string }
   | { kind: "unknown"; detail: string };
 
 const NAMED_FILES = 10;
 const NAMED_COMMITS = 10;
 
-/** `orphanedTip`: the last commit of a branch deleted under the checkout, from its HEAD log. */
+/**
+ * `adminDir`: the checkout's folder under `<common>/worktrees/`. `orphanedTip`:
+ * the last commit of a branch deleted under the checkout, from its HEAD log.
+ */
 export async function forceReasons(
   repo: Repository,
   survey: FleetSurvey,
   worktree: WorktreeFacts,
+  adminDir: string,
   orphanedTip: string | null,
 ): Promise<ForceReason[]> {
   const { entry } = worktree;
@@ -44,6 +51,9 @@ export async function forceReasons(
         files: status.paths.slice(0, NAMED_FILES),
       });
     }
+    const nested = await nestedWorkAtRisk(entry.path, adminDir);
+    if (nested.length > 0)
+      reasons.push({ kind: "nested_commits", detail: describeNestedWork(nested) });
   }
   const head = entry.head;
   if (head === null) {
@@ -79,6 +89,7 @@ export async function forceReasons(
 export function describeReason(reason: ForceReason): string {
   switch (reason.kind) {
     case "in_flight":
+    case "nested_commits":
       return reason.detail;
     case "uncommitted": {
       const more =

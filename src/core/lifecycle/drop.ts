@@ -110,12 +110,13 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   await refuseQueueCheckout("worktree drop", repo, target.id);
 
   // A branch deleted under the checkout leaves HEAD unborn; its commits are then in the HEAD log only.
+  const adminDir = adminDirFor(repo.location.commonDir, target.adminKey);
   const orphanedTip =
     entry.head === null && entry.branch !== null && !entry.prunable
-      ? readNewestReflogCommit(adminDirFor(repo.location.commonDir, target.adminKey))
+      ? readNewestReflogCommit(adminDir)
       : null;
   const [reasons, activity] = await Promise.all([
-    forceReasons(repo, survey, worktree, orphanedTip),
+    forceReasons(repo, survey, worktree, adminDir, orphanedTip),
     readFleetActivity(repo, [worktree], ctx.now()),
   ]);
   // A verb working in the berth (the logbook only ever narrows): dropping needs --force.
@@ -179,7 +180,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   if (forced && !options.force) {
     throw new UserError(
       "precondition_failed",
-      `${target.id} holds work a drop would discard:\n${discards.map((r) => `  - ${describeReason(r)}`).join("\n")}\n--force drops it anyway; a recovery ref keeps its commits.`,
+      `${target.id} holds work a drop would discard:\n${discards.map((r) => `  - ${describeReason(r)}`).join("\n")}\n--force drops it anyway; a recovery ref keeps its commits${discards.some((r) => r.kind === "nested_commits") ? " (not its nested repositories')" : ""}.`,
       {
         next: shellCommand(["berth", "worktree", "drop", target.id, "--force"]),
         data,

@@ -5,6 +5,7 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { readBriefRecord } from "../../io/briefs.js";
 import type { DiskUsage } from "../../io/disk-usage.js";
 import { withFleetLock } from "../../io/lock.js";
+import { adminDirFor } from "../../io/paths.js";
 import {
   appliedResult,
   type PlanApplyResult,
@@ -17,6 +18,7 @@ import { describeLedgerProblems } from "../berth/resources.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
+import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
 import { reattachment, rebranching } from "./reattach.js";
 import {
   goesWithIt,
@@ -141,6 +143,16 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
       `${target.id} has ${status.changedFiles} uncommitted change(s) (untracked files count): ${files}${more}. ` +
         "Parking removes the checkout, so they would be lost; commit them first (the branch keeps commits).",
       commandSequence(commitCommand(entry.path), parkAgain(target.id)),
+    );
+  }
+  const nested = await nestedWorkAtRisk(
+    entry.path,
+    adminDirFor(repo.location.commonDir, target.adminKey),
+  );
+  if (nested.length > 0) {
+    refuse(
+      `${target.id}: ${describeNestedWork(nested)}. Parking removes the checkout, and those repositories with it.`,
+      parkAgain(target.id),
     );
   }
 

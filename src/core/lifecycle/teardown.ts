@@ -18,6 +18,7 @@ import {
   readOwnedEntries,
 } from "../berth/resources.js";
 import type { Repository } from "../repo/repository.js";
+import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
 import { lockedPhrase } from "./removal-facts.js";
 
 /**
@@ -230,6 +231,12 @@ async function recheck(
     if (status.changedFiles > 0) {
       return `changed since the plan: it now has ${status.changedFiles} uncommitted change(s)`;
     }
+    const nested = await nestedWorkAtRisk(
+      target.path,
+      adminDirFor(repo.location.commonDir, target.adminKey),
+    );
+    if (nested.length > 0)
+      return `${describeNestedWork(nested)}; removing the checkout would delete them`;
   }
   return null;
 }
