@@ -29,3 +29,12 @@ export function realPathOr(path: string): string {
     return path;
   }
 }
+
+/** What sits at `path`, not following a symlink: a regular file, something else, or nothing. */
+export function entryKindAt(path: string): "file" | "other" | "absent" {
+  try {
+    return lstatSync(path).isFile() ? "file" : "other";
+  } catch {
+    return "absent";
+  }
+}

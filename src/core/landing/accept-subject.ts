@@ -1,4 +1,9 @@
 import { UserError } from "../../errors.js";
+import {
+  describeHiddenChanges,
+  readHiddenChanges,
+  revealCommand,
+} from "../../git/hidden-changes.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import type { LandingRecord } from "../../io/unfinished-landing.js";
@@ -126,8 +131,11 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
       next: shellCommand(["git", "-C", entry.path, "switch", w.marker.branch]),
     });
   }
-  const status = await readWorktreeStatus(entry.path).catch(() => null);
-  if (status === null) {
+  const [status, hidden] = await Promise.all([
+    readWorktreeStatus(entry.path).catch(() => null),
+    readHiddenChanges(entry.path).catch(() => null),
+  ]);
+  if (status === null || hidden === null) {
     throw refusal(`git cannot read ${entry.path}; unknown never counts as clean.`, {
       next: shellCommand(["git", "-C", entry.path, "status"]),
     });
@@ -141,6 +149,20 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
         "Accept lands a commit and tears the checkout down, so the tree must be clean (untracked files count): commit or stash them.",
       {
         next: commandSequence(
+          shellCommand(["git", "-C", entry.path, "stash", "-u"]),
+          shellCommand(["berth", "accept", name]),
+        ),
+      },
+    );
+  }
+  if (hidden.length > 0) {
+    // A receipt proves the commit; the teardown would still destroy these edits.
+    throw refusal(
+      `${name} has ${hidden.length} uncommitted change(s) git status does not show: ${describeHiddenChanges(hidden)}. ` +
+        "Accept lands a commit and tears the checkout down, so they would be lost: let git see them again, then commit or stash them.",
+      {
+        next: commandSequence(
+          revealCommand(entry.path, hidden),
           shellCommand(["git", "-C", entry.path, "stash", "-u"]),
           shellCommand(["berth", "accept", name]),
         ),

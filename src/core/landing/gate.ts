@@ -4,6 +4,12 @@ import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { readHead } from "../../git/head.js";
+import {
+  describeHiddenChanges,
+  type HiddenChange,
+  readHiddenChanges,
+  revealCommand,
+} from "../../git/hidden-changes.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
@@ -12,7 +18,7 @@ import { perBerthDir } from "../../io/paths.js";
 import type { ReadyMarker } from "../../io/ready-marker.js";
 import { deleteReceipt, type Receipt, writeReceipt } from "../../io/receipt-file.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
-import { type CommandLine, shellCommand, shortOid } from "../../text.js";
+import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
 import { commandEnv } from "../berth/env.js";
 import {
   type CheckoutLocation,
@@ -152,12 +158,14 @@ export async function runGate(
 export async function planGate(repo: Repository, target: CheckoutLocation): Promise<GatePlan> {
   const { path, adminDir } = target;
   refuseOperationInProgress(target, "gate", "a gate on a half-done operation proves nothing");
-  const [head, status, refs] = await Promise.all([
+  const [head, status, hidden, refs] = await Promise.all([
     readBranchHead(path, "gate", "a receipt belongs to a branch tip"),
     readWorktreeStatus(path),
+    readHiddenChanges(path),
     listRefs(repo.location.cwd, TRUNK_REF_PREFIXES),
   ]);
   if (status.changedFiles > 0) throw dirtyRefusal(path, status);
+  if (hidden.length > 0) throw hiddenRefusal(path, hidden);
   const trunk = requireTrunk(
     detectTrunk(repo.config, refs),
     `berth cannot tell whether ${head.branch} contains it (set [repository].trunk in berth.toml)`,
@@ -197,6 +205,16 @@ function dirtyRefusal(path: string, status: StatusSummary): UserError {
     `${path} has ${status.changedFiles} uncommitted change(s)${untracked}: ${shown}${more}. ` +
       "The gate proves a commit, so the tree must be clean (untracked files count): commit or stash them.",
     { next: stashThenGate(path) },
+  );
+}
+
+/** The checks would test contents git does not show and the commit does not hold. */
+function hiddenRefusal(path: string, hidden: readonly HiddenChange[]): UserError {
+  return new UserError(
+    "precondition_failed",
+    `${path} has ${hidden.length} tracked file(s) whose contents differ from the commit, which git status does not show: ${describeHiddenChanges(hidden)}. ` +
+      "The checks would test those contents, not the commit's: let git see them again, then commit or stash them.",
+    { next: commandSequence(revealCommand(path, hidden), stashThenGate(path)) },
   );
 }
 

@@ -1,7 +1,8 @@
 import { listCommitsNotIn } from "../../git/commits.js";
+import { type HiddenChange, readHiddenChanges, revealCommand } from "../../git/hidden-changes.js";
 import type { CommitSubject } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
-import { shortOid } from "../../text.js";
+import { type CommandLine, shortOid } from "../../text.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
 import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
@@ -10,7 +11,15 @@ import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
 
 /** Why a drop needs `--force`. */
 export type ForceReason =
-  | { kind: "uncommitted"; count: number; files: string[] }
+  | {
+      kind: "uncommitted";
+      count: number;
+      files: string[];
+      /** Of those, the ones `git status` does not show (assume-unchanged, skip-worktree). */
+      hidden: string[];
+      /** The command that lets git see the hidden ones again; null when none are. */
+      reveal: CommandLine | null;
+    }
   | {
       kind: "unlanded";
       count: number;
@@ -41,15 +50,14 @@ export async function forceReasons(
   const trunkTip = survey.trunk.tip;
   const reasons: ForceReason[] = [];
   if (!entry.prunable) {
-    const status = await readWorktreeStatus(entry.path).catch(() => null);
-    if (status === null) {
+    const [status, hidden] = await Promise.all([
+      readWorktreeStatus(entry.path).catch(() => null),
+      readHiddenChanges(entry.path).catch(() => null),
+    ]);
+    if (status === null || hidden === null) {
       reasons.push({ kind: "unknown", detail: "its working tree cannot be read" });
-    } else if (status.changedFiles > 0) {
-      reasons.push({
-        kind: "uncommitted",
-        count: status.changedFiles,
-        files: status.paths.slice(0, NAMED_FILES),
-      });
+    } else if (status.changedFiles + hidden.length > 0) {
+      reasons.push(uncommitted(entry.path, status.changedFiles, status.paths, hidden));
     }
     const nested = await nestedWorkAtRisk(entry.path, adminDir);
     if (nested.length > 0)
@@ -86,6 +94,23 @@ export async function forceReasons(
   return reasons;
 }
 
+/** git status's changes and the hidden ones, the hidden named first: nothing else shows them. */
+function uncommitted(
+  path: string,
+  changedFiles: number,
+  paths: readonly string[],
+  hidden: readonly HiddenChange[],
+): ForceReason {
+  const shown = hidden.map((h) => h.path);
+  return {
+    kind: "uncommitted",
+    count: changedFiles + hidden.length,
+    files: [...shown, ...paths].slice(0, NAMED_FILES),
+    hidden: shown.slice(0, NAMED_FILES),
+    reveal: hidden.length > 0 ? revealCommand(path, hidden) : null,
+  };
+}
+
 export function describeReason(reason: ForceReason): string {
   switch (reason.kind) {
     case "in_flight":
@@ -96,7 +121,11 @@ export function describeReason(reason: ForceReason): string {
         reason.count > reason.files.length
           ? `, and ${reason.count - reason.files.length} more`
           : "";
-      return `${reason.count} uncommitted change(s): ${reason.files.join(", ")}${more}`;
+      const hidden =
+        reason.reveal === null
+          ? ""
+          : ` (git status does not show ${reason.hidden.join(", ")}: flagged assume-unchanged or skip-worktree; ${reason.reveal} shows them again)`;
+      return `${reason.count} uncommitted change(s): ${reason.files.join(", ")}${more}${hidden}`;
     }
     case "unlanded": {
       const named = reason.commits.map((c) => `${shortOid(c.oid)} ${c.subject}`).join("; ");

@@ -1,5 +1,10 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
+import {
+  describeHiddenChanges,
+  readHiddenChanges,
+  revealCommand,
+} from "../../git/hidden-changes.js";
 import { readRefTips } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { readBriefRecord } from "../../io/briefs.js";
@@ -129,8 +134,11 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
     );
   }
 
-  const status = await readWorktreeStatus(entry.path).catch(() => null);
-  if (status === null) {
+  const [status, hidden] = await Promise.all([
+    readWorktreeStatus(entry.path).catch(() => null),
+    readHiddenChanges(entry.path).catch(() => null),
+  ]);
+  if (status === null || hidden === null) {
     refuse(
       `${target.id}'s working tree cannot be read, so berth cannot tell it holds no uncommitted work.`,
       shellCommand(["git", "-C", entry.path, "status"]),
@@ -143,6 +151,15 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
       `${target.id} has ${status.changedFiles} uncommitted change(s) (untracked files count): ${files}${more}. ` +
         "Parking removes the checkout, so they would be lost; commit them first (the branch keeps commits).",
       commandSequence(commitCommand(entry.path), parkAgain(target.id)),
+    );
+  } else if (hidden.length > 0) {
+    refuse(
+      `${target.id} has ${hidden.length} uncommitted change(s) git status does not show: ${describeHiddenChanges(hidden, NAMED_FILES)}. ` +
+        "Parking removes the checkout, so they would be lost; let git see them again, then commit them (the branch keeps commits) or restore them.",
+      commandSequence(
+        revealCommand(entry.path, hidden),
+        shellCommand(["git", "-C", entry.path, "status"]),
+      ),
     );
   }
   const nested = await nestedWorkAtRisk(

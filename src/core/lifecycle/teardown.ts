@@ -1,5 +1,6 @@
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
+import { describeHiddenChanges, readHiddenChanges } from "../../git/hidden-changes.js";
 import type { WorktreeEntry } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees, removeWorktree } from "../../git/worktrees.js";
@@ -226,10 +227,18 @@ async function recheck(
     return `changed since the plan: HEAD is now ${entry.head ?? "unborn"}, not ${options.expectHead ?? "unborn"}`;
   }
   if (options.requireClean && !entry.prunable) {
-    const status = await readWorktreeStatus(target.path).catch(() => null);
-    if (status === null) return "changed since the plan: its state cannot be read";
+    // Edits in files git is told not to look at are uncommitted changes too.
+    const [status, hidden] = await Promise.all([
+      readWorktreeStatus(target.path).catch(() => null),
+      readHiddenChanges(target.path).catch(() => null),
+    ]);
+    if (status === null || hidden === null)
+      return "changed since the plan: its state cannot be read";
     if (status.changedFiles > 0) {
       return `changed since the plan: it now has ${status.changedFiles} uncommitted change(s)`;
+    }
+    if (hidden.length > 0) {
+      return `changed since the plan: it now has ${hidden.length} uncommitted change(s) git status does not show: ${describeHiddenChanges(hidden)}`;
     }
     const nested = await nestedWorkAtRisk(
       target.path,
