@@ -39,24 +39,21 @@ function cpuSeconds(pid: number): number {
 }
 
 describe("berth await (binary)", () => {
-  it("--trunk-moved --timeout 0 with an unchanged trunk exits 124 within a second", async () => {
+  it("--trunk-moved --timeout 0 with an unchanged trunk exits 124 after one look, without waiting for a poll", async () => {
     repo = makeRepo();
-    const startedAt = Date.now();
     const run = await runBerth(["await", "--trunk-moved", "--timeout", "0", "--json"], {
       cwd: repo.path,
       env: repo.env,
     });
-    const wall = Date.now() - startedAt;
     expect(run.code).toBe(124);
     expect(run.json).toMatchObject({
       ok: true,
       verb: "await",
       data: { met: false, condition: "trunk-moved", trunk_tip: tipOf("main") },
     });
-    // The verb's own time, call start to answer; the process around it (Node
-    // starting on a loaded machine) gets a looser bound.
-    expect(run.json.data.waited_ms).toBeLessThan(1000);
-    expect(wall).toBeLessThan(5000);
+    // One look, no wait: the verb's own time stays below the 2-second poll it would
+    // otherwise sleep through (Node's start on a loaded machine is not its to answer for).
+    expect(run.json.data.waited_ms).toBeLessThan(2000);
   });
 
   it("--landed in the background exits 0 within 3 s of the landing; the caller's row shows running: await", async () => {
