@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { logbookLines } from "./helpers/logbook.js";
@@ -80,6 +80,41 @@ describe("await --landed after accept, and after a reset", () => {
     const fresh = await berth(["await", "--landed", b.id, "--timeout", "0", "--json"]);
     expect(fresh.code).toBe(124);
     expect(fresh.json.data).toMatchObject({ met: false, pinned: [] });
+  });
+});
+
+describe("a landing that carried an older tip of the awaited branch", () => {
+  it("is not the pinned work landing: a stage that moved while the stack above it gated is not met", async () => {
+    repo = makeRepo({
+      config: `[gate]
+checks = [{ name = "held", run = 'if [ -e "$BLOCK" ]; then touch "$GATING"; while [ -e "$BLOCK" ]; do sleep 0.05; done; fi' }]
+`,
+    });
+    const block = join(repo.dir.path, "block");
+    const gating = join(repo.dir.path, "gating");
+    const env = { ...repo.env, BLOCK: block, GATING: gating };
+    const a = await startWithCommit(repo, "a");
+    const olderTip = tipOf(a.branch);
+    const b = await startWithCommit(repo, "b", a);
+    writeFileSync(block, "");
+    const accept = berth(["accept", b.id, "--yes", "--json"], repo.path, env);
+    for (let i = 0; i < 400 && !existsSync(gating); i++) await sleep(50);
+    expect(existsSync(gating)).toBe(true);
+    // The lower stage moves on while the stack above it is gated at its older tip.
+    repo.write("a-more.txt", "more\n", a.path);
+    const pinned = repo.commit("a: more work", a.path);
+    const w = waiter(["await", "--landed", a.id, "--timeout", "5", "--json"], repo.path);
+    await begun(w, repo.path);
+    rmSync(block);
+    const landed = await accept;
+    expect(landed.code).toBe(0);
+    expect(repo.git(["merge-base", "--is-ancestor", olderTip, "main"])).toBe("");
+
+    const run = await w.done;
+    expect(run.code).toBe(124);
+    expect(run.json.data).toMatchObject({ met: false, pinned: [pinned] });
+    const fresh = await berth(["await", "--landed", a.id, "--timeout", "0", "--json"]);
+    expect(fresh.json.data.met).toBe(false);
   });
 });
 

@@ -253,17 +253,28 @@ export class ConditionProbe implements Probe<Observation> {
   /**
    * The newest landing record naming the branch (as itself or as a stage)
    * that belongs to this wait: at a tip it was seen at, recorded since the
-   * wait began, or any when the branch was already gone at the start.
+   * wait began, or any when the branch was already gone at the start. A
+   * record since the start at a tip behind a pinned one landed older work,
+   * not the pinned (a stage that moved on while the stack above it gated).
    */
   private async landingRecord(branch: string): Promise<BranchLanding | null> {
     const entries = await readLandingEntries(this.setup.commonDir).catch(() => []);
     const since = Date.parse(this.setup.memory.startedAt);
     const anyCounts = this.setup.memory.goneAtStart;
-    return (
-      landingsOf(entries, branch).find(
-        (l) => anyCounts || this.held.includes(l.tip) || Date.parse(l.at) >= since,
-      ) ?? null
-    );
+    for (const landing of landingsOf(entries, branch)) {
+      if (anyCounts || this.held.includes(landing.tip)) return landing;
+      if (Date.parse(landing.at) >= since && !(await this.behindPinned(landing.tip))) {
+        return landing;
+      }
+    }
+    return null;
+  }
+
+  private async behindPinned(tip: string): Promise<boolean> {
+    for (const pin of this.pinned) {
+      if (pin !== tip && (await this.isAncestor(tip, pin))) return true;
+    }
+    return false;
   }
 
   /** A pinned tip the landed rule calls landed now (newest first), or null. */
