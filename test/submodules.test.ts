@@ -149,7 +149,16 @@ describe("commits only a berth's nested repositories hold are never deleted with
 
   function exists(gitDir: string, commit: string): boolean {
     try {
-      execFileSync("git", ["--git-dir", gitDir, "cat-file", "-e", `${commit}^{commit}`]);
+      // Its own work tree: the recorded one may be deleted by hand.
+      execFileSync("git", [
+        "--git-dir",
+        gitDir,
+        "--work-tree",
+        gitDir,
+        "cat-file",
+        "-e",
+        `${commit}^{commit}`,
+      ]);
       return true;
     } catch {
       return false;
@@ -212,6 +221,19 @@ describe("commits only a berth's nested repositories hold are never deleted with
     });
     expect(JSON.stringify(run.json)).toContain("submodule lib holds 1 commit(s)");
     expect(existsSync(path)).toBe(true);
+    expect(exists(join(adminDir, "modules", "lib"), libWork)).toBe(true);
+  });
+
+  it("a checkout folder deleted by hand leaves them in its admin dir: drop still needs --force", async () => {
+    const { r, path, id, adminDir } = await berthWithSubmodule();
+    const libWork = unpushedLibCommit(r, path);
+    rmSync(path, { recursive: true, force: true });
+    const drop = await runBerth(["worktree", "drop", id, "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(drop.code).toBe(1);
+    expect(drop.json.error.message).toContain("submodule lib holds 1 commit(s)");
     expect(exists(join(adminDir, "modules", "lib"), libWork)).toBe(true);
   });
 

@@ -23,7 +23,18 @@ export async function gitlinkPaths(checkoutPath: string): Promise<string[]> {
  */
 export async function commitsNoRemoteHas(gitDir: string): Promise<number> {
   const { stdout } = await runGit(
-    ["--git-dir", gitDir, "rev-list", "--count", "--all", "--not", "--remotes"],
+    // A work tree of its own: the submodule's recorded one may be a folder deleted by hand.
+    [
+      "--git-dir",
+      gitDir,
+      "--work-tree",
+      gitDir,
+      "rev-list",
+      "--count",
+      "--all",
+      "--not",
+      "--remotes",
+    ],
     { cwd: gitDir },
   );
   return Number.parseInt(stdout.trim(), 10) || 0;

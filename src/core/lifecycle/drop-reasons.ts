@@ -59,10 +59,11 @@ export async function forceReasons(
     } else if (status.changedFiles + hidden.length > 0) {
       reasons.push(uncommitted(entry.path, status.changedFiles, status.paths, hidden));
     }
-    const nested = await nestedWorkAtRisk(entry.path, adminDir);
-    if (nested.length > 0)
-      reasons.push({ kind: "nested_commits", detail: describeNestedWork(nested) });
   }
+  // Also when the folder is gone: the submodules' repositories are in the admin dir.
+  const nested = await nestedWorkAtRisk(entry.path, adminDir);
+  if (nested.length > 0)
+    reasons.push({ kind: "nested_commits", detail: describeNestedWork(nested) });
   const head = entry.head;
   if (head === null) {
     if (orphanedTip !== null) {

@@ -1,4 +1,5 @@
 import { commitsNoRemoteHas, gitlinkPaths } from "../../git/nested-repositories.js";
+import { pathExistsOrBroken } from "../../io/fs.js";
 import { embeddedGitDir, submoduleGitDirs } from "../../io/nested-git-dirs.js";
 import { shellCommand } from "../../text.js";
 
@@ -25,7 +26,11 @@ export async function nestedWorkAtRisk(
   checkoutPath: string,
   adminDir: string,
 ): Promise<NestedWork[]> {
-  const embedded = (await gitlinkPaths(checkoutPath)).flatMap((path) => {
+  // A checkout folder deleted by hand leaves its submodules' repositories in the admin dir.
+  const links = pathExistsOrBroken(checkoutPath)
+    ? await gitlinkPaths(checkoutPath).catch(() => [])
+    : [];
+  const embedded = links.flatMap((path) => {
     const gitDir = embeddedGitDir(checkoutPath, path);
     return gitDir === null ? [] : [{ repository: path, gitDir, embedded: true }];
   });
@@ -48,7 +53,7 @@ export function describeNestedWork(work: readonly NestedWork[]): string {
       const holds = w.commits === null ? "cannot be read by git" : `holds ${w.commits} commit(s)`;
       return w.embedded
         ? `the repository embedded at ${w.repository} ${holds} found in no other repository (move it out of the checkout first)`
-        : `submodule ${w.repository} ${holds} no remote of it has (push them first; ${shellCommand(["git", "--git-dir", w.gitDir, "log", "--all", "--not", "--remotes"])} lists them)`;
+        : `submodule ${w.repository} ${holds} no remote of it has (push them first; ${shellCommand(["git", "--git-dir", w.gitDir, "--work-tree", w.gitDir, "log", "--all", "--not", "--remotes"])} lists them)`;
     })
     .join("; ");
 }

@@ -240,12 +240,14 @@ async function recheck(
     if (hidden.length > 0) {
       return `changed since the plan: it now has ${hidden.length} uncommitted change(s) git status does not show: ${describeHiddenChanges(hidden)}`;
     }
-    const nested = await nestedWorkAtRisk(
-      target.path,
-      adminDirFor(repo.location.commonDir, target.adminKey),
-    );
-    if (nested.length > 0)
+  }
+  if (options.requireClean) {
+    // A folder deleted by hand leaves its submodules' repositories in the admin dir, which goes too.
+    const adminDir = adminDirFor(repo.location.commonDir, target.adminKey);
+    const nested = await nestedWorkAtRisk(target.path, adminDir);
+    if (nested.length > 0) {
       return `${describeNestedWork(nested)}; removing the checkout would delete them`;
+    }
   }
   return null;
 }

@@ -77,6 +77,18 @@ export function checkStep(
     );
   }
 
+  // Invariant 1 in a berth's submodule: its own commits go only with a forced drop of the berth.
+  for (const [commit, where] of world.nestedCommits) {
+    if (forcedDrop && outcome.ok && op.subject === where.berth) {
+      world.nestedCommits.delete(commit);
+    } else if (!world.commitExistsIn(where.gitDir, commit)) {
+      v.push(
+        `[invariant 1] ${op.kind} deleted commit ${short(commit)} of ${where.berth}'s submodule, which no other repository has (${where.gitDir} is gone)`,
+      );
+      world.nestedCommits.delete(commit);
+    }
+  }
+
   // Invariant 2: uncommitted work is never destroyed, except by drop --force of that checkout.
   for (const [path, files] of world.dirty) {
     const forcedAway = forcedDrop && outcome.ok && op.subject === path;
@@ -359,7 +371,7 @@ function checkHandState(
       !w.locked &&
       w.markerId !== null &&
       !world.hasDirt(w.path) &&
-      (op.force || (w.head !== null && trunkBefore.has(w.head)));
+      (op.force || (w.head !== null && trunkBefore.has(w.head) && !world.hasNestedWork(w.path)));
     if (cleanSub && !outcome.ok)
       v.push(
         `[invariant 7] drop of ${w.markerId}, a clean berth with a submodule, did not tear down: ${outcome.code} ${outcome.message?.split("\n")[0] ?? ""}`,

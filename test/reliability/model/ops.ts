@@ -45,6 +45,8 @@ export type WorldOp =
   | { kind: "redefine-gate"; change: GateChange }
   | { kind: "add-submodule"; path: string }
   | { kind: "dirty-submodule"; path: string }
+  /** A commit on a new branch inside the submodule, never pushed; its HEAD back where the superproject records it. */
+  | { kind: "submodule-commit"; path: string }
   | { kind: "start-merge"; path: string }
   | { kind: "ignored-collision"; path: string };
 
@@ -111,6 +113,10 @@ const ADD_SUBMODULE =
  * branch) and "ours" (committed on the checkout's branch) both add $2 with
  * different content; `git merge` stops on the add/add conflict with MERGE_HEAD.
  */
+/** In a submodule: a commit on branch w$1, then HEAD detached back where it was. */
+const SUBMODULE_COMMIT =
+  'git switch -q -c "w$1" && echo "$1" > "w$1.txt" && git add "w$1.txt" && git commit -q -m "w$1" -- "w$1.txt" && git switch -q --detach HEAD~1';
+
 const START_MERGE = `set -e
 base=$(git rev-parse HEAD)
 gitdir=$(git rev-parse --absolute-git-dir)
@@ -167,6 +173,7 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
     "redefine-gate": 1.5,
     "add-submodule": quiet.length > 0 ? 0.5 : 0,
     "dirty-submodule": withSub.length > 0 ? 1.5 : 0,
+    "submodule-commit": withSub.length > 0 ? 1 : 0,
     "start-merge": quiet.length > 0 ? 0.7 : 0,
     "ignored-collision": quiet.length > 0 && s.worktrees[0]?.branch === TRUNK ? 0.7 : 0,
   });
@@ -227,6 +234,7 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
     case "add-submodule":
       return { kind, path: rng.pick(quiet).path };
     case "dirty-submodule":
+    case "submodule-commit":
       return { kind, path: rng.pick(withSub).path };
     case "start-merge":
       return { kind, path: rng.pick(quiet).path };
@@ -522,6 +530,16 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
       writeFileSync(file, content);
       world.dirtyOf(op.path).set("sub/lib.txt", content);
       return "edited sub/lib.txt";
+    }
+    case "submodule-commit": {
+      if (!existsSync(join(op.path, "sub", "lib.txt")))
+        return "skipped: the submodule is not populated";
+      if (!world.trySh(join(op.path, "sub"), SUBMODULE_COMMIT, String(n))) return "commit failed";
+      const sub = join(op.path, "sub");
+      const commit = world.git(sub, ["rev-parse", `w${n}`]).trim();
+      const gitDir = world.git(sub, ["rev-parse", "--absolute-git-dir"]).trim();
+      world.nestedCommits.set(commit, { berth: op.path, gitDir });
+      return `committed ${commit.slice(0, 10)} on sub's branch w${n}, only there`;
     }
     case "start-merge": {
       const file = `conflict-${n}.txt`;

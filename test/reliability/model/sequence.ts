@@ -144,7 +144,9 @@ class SequenceRun {
       if (!this.world.mergeHeadExists(path)) this.world.merging.delete(path);
     }
     // Edits, fault switches and berth.toml change no ref, registration, ledger entry or resource.
-    if (!["dirty", "fault", "redefine-gate", "dirty-submodule"].includes(op.kind))
+    if (
+      !["dirty", "fault", "redefine-gate", "dirty-submodule", "submodule-commit"].includes(op.kind)
+    )
       this.stale = true;
   }
 
@@ -293,7 +295,8 @@ class SequenceRun {
     if (quiet().length > 0 && rng.chance(0.15)) {
       const path = rng.pick(quiet());
       this.hand({ kind: "add-submodule", path });
-      if (rng.chance(0.5)) this.hand({ kind: "dirty-submodule", path });
+      const inside = rng.weighted({ "dirty-submodule": 2, "submodule-commit": 1, nothing: 1 });
+      if (inside !== "nothing") this.hand({ kind: inside, path });
       await this.soon(path, ["gate", "status", "drop"]);
     }
     if (quiet().length > 0 && rng.chance(0.1)) {

@@ -188,6 +188,11 @@ export class World {
   readonly merging = new Set<string>();
   /** Berths that hold a populated submodule. */
   readonly submodules = new Set<string>();
+  /**
+   * Commits made in a berth's submodule and in no other repository, each with
+   * its repository: they outlive the checkout unless a forced drop discards them.
+   */
+  readonly nestedCommits = new Map<string, { berth: string; gitDir: string }>();
   /** The gate as declared now, and which definition each stretch of gate.log ran under. */
   gate: GateCheck[];
   readonly gateEras: { fromLine: number; key: string }[];
@@ -319,6 +324,27 @@ export class World {
     this.ignored.delete(path);
     this.merging.delete(path);
     this.submodules.delete(path);
+  }
+
+  /** The berth holds a submodule commit no other repository has. */
+  hasNestedWork(path: string): boolean {
+    return [...this.nestedCommits.values()].some((w) => w.berth === path);
+  }
+
+  /** The commit is still in the repository at `gitDir`. */
+  commitExistsIn(gitDir: string, commit: string): boolean {
+    return (
+      existsSync(gitDir) &&
+      this.tryGit(gitDir, [
+        "--git-dir",
+        gitDir,
+        "--work-tree",
+        gitDir,
+        "cat-file",
+        "-e",
+        `${commit}^{commit}`,
+      ])
+    );
   }
 
   /** The checkout's git dir holds MERGE_HEAD (read from its `.git` file: no process). */
