@@ -62,3 +62,12 @@ export async function readRefTips(
   const byName = new Map(found.map((entry) => [entry.ref, entry.oid]));
   return new Map(refs.map((ref) => [ref, byName.get(ref) ?? null]));
 }
+
+/** Whether any ref (branch, tag, remote, recovery...) contains `commit`, in one process. */
+export async function isOnAnyRef(cwd: string, commit: string): Promise<boolean> {
+  const { stdout } = await runGit(
+    ["for-each-ref", "--count=1", "--format=%(refname)", "--contains", commit],
+    { cwd },
+  );
+  return stdout.trim() !== "";
+}

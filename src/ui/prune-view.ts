@@ -24,7 +24,7 @@ export function renderPrunePlan(sections: PruneSections, contained: boolean, c: 
           ["id", "path", "resources"].map((h) => c.dim(h)),
           sections.stale.map((r) => [
             r.id,
-            `${r.path} ${c.dim("(folder gone)")}`,
+            `${r.path} ${c.dim(r.head_on_no_ref ? "(folder gone; its HEAD is on no branch or tag: a recovery ref keeps it)" : "(folder gone)")}`,
             r.resources.join(", ") || "-",
           ]),
         ),
@@ -132,6 +132,12 @@ export function pruneConfirmText(
     lines.push(
       `  remove ${sections.stale.length} stale registration(s) and destroy their recorded resources`,
     );
+    const detached = sections.stale.filter((r) => r.head_on_no_ref).length;
+    if (detached > 0) {
+      lines.push(
+        `  write a recovery ref under ${RECOVERY_PREFIX} first for ${detached} of them, whose HEAD commit is on no branch or tag`,
+      );
+    }
   }
   const integrated = sections.landed.filter((r) => r.integrated);
   if (integrated.length < sections.landed.length) {

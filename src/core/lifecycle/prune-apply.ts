@@ -168,11 +168,21 @@ class PruneRun {
   /** Destroy the stale berth's recorded resources, then remove that one registration. */
   async stale(row: StaleRow, live: PruneReading): Promise<void> {
     const now = live.sections.stale.find((r) => r.path === row.path);
-    if (now === undefined || now.admin_key !== row.admin_key || now.id !== row.id) {
+    if (
+      now === undefined ||
+      now.admin_key !== row.admin_key ||
+      now.id !== row.id ||
+      now.head !== row.head
+    ) {
       this.skip("stale", row.path, changedSincePlan());
       return;
     }
     const repo = live.repo;
+    // Asked of the live reading: a branch made since the plan may hold the HEAD now.
+    if (now.head_on_no_ref && now.head !== null) {
+      const recovered = await this.recover("stale", repo.location.cwd, row.id, now.head, row.path);
+      if (!recovered) return;
+    }
     const listing = await readLedger(repo.location.commonDir, row.admin_key);
     const entries = listing.entries.filter((e) => e.id === row.id);
     const destroyed = await destroyLedgerEntries(repo, this.ctx, entries);
@@ -194,8 +204,8 @@ class PruneRun {
       this.skip("landed", row.path, changedSincePlan());
       return;
     }
-    if (now.integrated && !(await this.recover(live.repo.location.cwd, row.id, row.tip, row.path)))
-      return;
+    const cwd = live.repo.location.cwd;
+    if (now.integrated && !(await this.recover("landed", cwd, row.id, row.tip, row.path))) return;
     const teardown = await applyTeardown(live.repo, this.ctx, plannedTeardownTarget(row), {
       force: false,
       requireClean: true,
@@ -223,16 +233,24 @@ class PruneRun {
   }
 
   /**
-   * Invariant 1 for integrated work (its commits are not on the trunk): a
-   * recovery ref holds the tip before anything goes; failing to write one stops this item.
+   * Invariant 1 for integrated work (its commits are not on the trunk) and a
+   * stale detached HEAD (its commit is on no ref): a recovery ref holds the
+   * commit before anything goes; failing to write one stops this item.
    */
-  private async recover(cwd: string, id: string, tip: string, target: string): Promise<boolean> {
+  private async recover(
+    section: "landed" | "stale",
+    cwd: string,
+    id: string,
+    commit: string,
+    target: string,
+  ): Promise<boolean> {
+    const before = section === "stale" ? "pruning stale" : "pruning integrated";
     try {
-      const ref = await writeRecoveryRef(cwd, id, tip, this.ctx.now(), "pruning integrated");
-      this.done("landed", ref, "wrote recovery ref");
+      const ref = await writeRecoveryRef(cwd, id, commit, this.ctx.now(), before);
+      this.done(section, ref, "wrote recovery ref");
       return true;
     } catch (error) {
-      this.fail("landed", target, `could not write a recovery ref: ${(error as Error).message}`);
+      this.fail(section, target, `could not write a recovery ref: ${(error as Error).message}`);
       return false;
     }
   }
@@ -245,8 +263,8 @@ class PruneRun {
     }
     const prefix = live.repo.config.repository.branch_prefix;
     const id = row.branch.startsWith(prefix) ? row.branch.slice(prefix.length) : row.branch;
-    if (now.integrated && !(await this.recover(live.repo.location.cwd, id, row.tip, row.branch)))
-      return;
+    const cwd = live.repo.location.cwd;
+    if (now.integrated && !(await this.recover("landed", cwd, id, row.tip, row.branch))) return;
     await this.deleteMergedBranch(row.branch, row.tip, live, now.integrated);
   }
 

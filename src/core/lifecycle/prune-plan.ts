@@ -1,4 +1,5 @@
 import type { Context } from "../../context.js";
+import { isOnAnyRef } from "../../git/refs.js";
 import { branchesMadeByBerth } from "../../io/branch-records.js";
 import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
 import { addDiskUsage, type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
@@ -32,6 +33,8 @@ export interface StaleRow {
   admin_key: string;
   /** Resources its ledger still records, destroyed before the registration goes. */
   resources: string[];
+  /** Its HEAD commit is on no ref (a detached commit): a recovery ref is written before the registration goes. */
+  head_on_no_ref: boolean;
 }
 
 export interface LandedWorktreeRow {
@@ -158,6 +161,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
           head: w.entry.head,
           admin_key: w.adminKey as string,
           resources: resourcesOf(w),
+          head_on_no_ref: false,
         });
       }
       continue;
@@ -205,6 +209,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
       });
     }
   }
+  await findHeadsOnNoRef(repo, survey, sections.stale);
   const branches = landedBranches(repo, survey, made, readBriefRecords(repo.location.commonDir));
   sections.landed.push(...branches.deletable);
   sections.not_made_by_berth = branches.unrecorded;
@@ -219,6 +224,26 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
     if (!verdict.contained) notContained.set(path, verdict.reason);
   }
   return { repo, survey, sections, hints, notContained };
+}
+
+/**
+ * Invariant 1 for stale registrations: removing one drops the only thing that
+ * keeps a detached HEAD's commit reachable. A HEAD its own branch points at
+ * needs no git process; an unanswered question counts as on no ref.
+ */
+async function findHeadsOnNoRef(
+  repo: Repository,
+  survey: FleetSurvey,
+  rows: StaleRow[],
+): Promise<void> {
+  await Promise.all(
+    rows.map(async (row) => {
+      const head = row.head;
+      if (head === null || (row.branch !== null && survey.branches.get(row.branch) === head))
+        return;
+      row.head_on_no_ref = !(await isOnAnyRef(repo.location.cwd, head).catch(() => false));
+    }),
+  );
 }
 
 /**
@@ -308,6 +333,13 @@ function orphanedEntries(
 function planSteps(sections: PruneSections): PlanStep[] {
   const steps: PlanStep[] = [];
   for (const row of sections.stale) {
+    if (row.head_on_no_ref && row.head !== null) {
+      steps.push({
+        step: "write recovery ref",
+        target: row.head,
+        detail: "its HEAD commit is on no branch or tag",
+      });
+    }
     for (const resource of row.resources)
       steps.push({ step: "destroy resource", target: `${row.id}/${resource}` });
     steps.push({ step: "remove stale registration", target: row.path });
