@@ -1,12 +1,15 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { branchesHeldBy } from "../src/core/fleet/held-branches.js";
+import type { WorktreeSkeleton } from "../src/core/fleet/survey.js";
 import {
   type BranchReading,
   branchVerdict,
   deleteBranch,
   keptBranchHint,
 } from "../src/core/lifecycle/branch-deletion.js";
+import type { OperationInProgress } from "../src/io/in-progress.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 
 /** The one branch rule, as plain data, and the four fates of its compare-and-swap delete. */
@@ -60,6 +63,54 @@ describe("branchVerdict: which branch may be deleted", () => {
       "x is detached; no branch is deleted",
     );
     expect(keptBranchHint(branchVerdict(landed), landed, "x")).toBeNull();
+  });
+});
+
+describe("branchesHeldBy: which branches a checkout holds", () => {
+  const checkout = (branch: string | null, markerBranch: string | null): WorktreeSkeleton => ({
+    entry: {
+      path: "/w",
+      head: "a".repeat(40),
+      branch,
+      detached: branch === null,
+      bare: false,
+      locked: false,
+      lockReason: null,
+      prunable: false,
+      prunableReason: null,
+    },
+    isMain: false,
+    isCurrent: false,
+    adminKey: "w",
+    adminDir: "/git/worktrees/w",
+    marker:
+      markerBranch === null
+        ? null
+        : {
+            id: "w",
+            branch: markerBranch,
+            created_at: "2026-01-01T00:00:00Z",
+            berth_version: "0",
+            from: null,
+            from_tip: "b".repeat(40),
+          },
+  });
+  const rebasing = (branch: string): OperationInProgress => ({
+    kind: "rebase",
+    evidence: "rebase-merge/",
+    continueArgs: ["git", "rebase", "--continue"],
+    abortArgs: ["git", "rebase", "--abort"],
+    branch,
+  });
+  const none = () => null;
+
+  it("its checked-out branch, the branch it rebases, and, detached, the berth's own", () => {
+    expect(branchesHeldBy(checkout("berth/w", "berth/w"), none)).toEqual(["berth/w"]);
+    expect(branchesHeldBy(checkout(null, null), () => rebasing("topic"))).toEqual(["topic"]);
+    expect(branchesHeldBy(checkout(null, "berth/w"), none)).toEqual(["berth/w"]);
+    expect(branchesHeldBy(checkout(null, null), none)).toEqual([]);
+    // On another branch than its marker's: the marker's is not held (status calls that broken).
+    expect(branchesHeldBy(checkout("other", "berth/w"), none)).toEqual(["other"]);
   });
 });
 

@@ -1,6 +1,7 @@
+import { execFileSync } from "node:child_process";
 import { renameSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { worktreePaths } from "./helpers/fleet.js";
+import { berthBranches, worktreePaths } from "./helpers/fleet.js";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -30,6 +31,16 @@ async function start(r: TestRepo, name: string): Promise<Berth> {
   const run = await berth(r, ["start", name, "--json"]);
   if (run.code !== 0) throw new Error(`start ${name}: ${run.stdout}${run.stderr}`);
   return run.json.data as Berth;
+}
+
+/** A git command expected to stop (a rebase that halts): its exit code, not a throw. */
+function gitStops(r: TestRepo, args: string[], cwd: string): number {
+  try {
+    execFileSync("git", args, { cwd, env: r.env, stdio: "ignore" });
+    return 0;
+  } catch (error) {
+    return (error as { status: number }).status;
+  }
 }
 
 describe("a stale registration whose detached HEAD is on no ref", () => {
@@ -92,5 +103,39 @@ describe("a stale registration whose detached HEAD is on no ref", () => {
     });
     expect(worktreePaths(r)).toEqual([r.path]);
     expect(r.git(["for-each-ref", "--format=%(refname)", "refs/berth/recovery"])).toBe(recovery);
+  });
+});
+
+describe("a live checkout holds what it is working on", () => {
+  it("keeps the branch a berth is in the middle of rebasing (git would refuse too)", async () => {
+    const r = setUp();
+    const a = await start(r, "rb");
+    r.write("c1.txt", "1\n", a.path);
+    r.commit("c1", a.path);
+    r.git(["merge", "-q", "--ff-only", a.branch]); // c1 is on the trunk
+    expect(gitStops(r, ["rebase", "--exec", "false", "HEAD~1"], a.path)).not.toBe(0);
+    r.git(["commit", "-q", "--amend", "-m", "c1, reworded"], a.path);
+    const tip = r.git(["rev-parse", a.branch]);
+
+    const run = await berth(r, ["worktree", "prune", "--yes", "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.json.data.sections.landed).toEqual([]);
+    expect(r.git(["rev-parse", a.branch])).toBe(tip);
+    r.git(["rebase", "--continue"], a.path);
+    expect(r.git(["log", "-1", "--format=%s", a.branch])).toBe("c1, reworded");
+  });
+
+  it("keeps the own branch of a live detached berth that has no commits of its own", async () => {
+    const r = setUp();
+    const a = await start(r, "det");
+    r.git(["checkout", "-q", "--detach"], a.path);
+    r.write("d.txt", "d\n", a.path);
+    r.commit("detached work", a.path);
+
+    const run = await berth(r, ["worktree", "prune", "--yes", "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.json.data.sections.landed).toEqual([]);
+    expect(berthBranches(r)).toEqual([a.branch]);
+    expect(worktreePaths(r)).toEqual([r.path, a.path]);
   });
 });

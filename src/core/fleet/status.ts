@@ -15,6 +15,7 @@ import type { FleetActivity } from "./activity.js";
 import { type CheckoutStates, checkoutStates } from "./checkout-states.js";
 import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence } from "./containment.js";
+import { heldBranches } from "./held-branches.js";
 import { leftFolderHints } from "./left-folders.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
@@ -175,15 +176,8 @@ export async function readStatus(
     );
   }
   if (survey.trunk.tip === null) hints.push(missingTrunkHint(survey.trunk));
-  // A live checkout holds the branch it is rebasing, and a detached berth its own branch (its
-  // marker names it): neither branch is a kept ref, let alone abandoned work to resume.
-  const held = new Set(
-    survey.worktrees.flatMap((w) => {
-      const branch =
-        checkouts.operation(w)?.branch ?? (w.entry.detached ? w.marker?.branch : undefined);
-      return branch ? [branch] : [];
-    }),
-  );
+  // A branch a checkout holds (held-branches.ts) is no kept ref, let alone abandoned work to resume.
+  const held = heldBranches(survey.worktrees, checkouts.operation);
   if (activity.logbook === "unreadable") {
     hints.push("the logbook could not be read: running and last_action are unknown");
   }

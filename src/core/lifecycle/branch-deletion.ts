@@ -3,6 +3,8 @@ import { deleteBranchRecord } from "../../io/branch-records.js";
 import type { ReadyMarker } from "../../io/ready-marker.js";
 import type { StepOutcome } from "../../result.js";
 import { shortOid } from "../../text.js";
+import { checkoutStates } from "../fleet/checkout-states.js";
+import { branchesHeldBy, type OperationOf } from "../fleet/held-branches.js";
 import type { WorktreeFacts } from "../fleet/survey.js";
 
 /**
@@ -17,8 +19,9 @@ import type { WorktreeFacts } from "../fleet/survey.js";
  *   4. berth made it: a record under `<common>/berth/branches/`, or the
  *      ready marker of the berth being removed (spec section 2; a branch
  *      made by hand under the prefix is never berth's to delete);
- *   5. no other checkout holds it: deleting a ref under a checkout leaves
- *      that checkout on an unborn branch;
+ *   5. no other checkout holds it (fleet/held-branches.ts): deleting a ref
+ *      under a checkout leaves it on an unborn branch, under a rebase breaks
+ *      its `--continue`, and a detached berth's advice names its branch;
  *   6. its commits survive: its tip is on the trunk (or lands there before
  *      the delete, accept), or a recovery ref holds it (a forced drop).
  *
@@ -87,13 +90,21 @@ export function madeByBerth(
   return records.has(branch) || marker?.branch === branch;
 }
 
-/** Whether a checkout other than `except` (registered, even with its folder gone) has `branch`. */
+/**
+ * Whether a checkout other than `except` (registered, even with its folder
+ * gone) holds `branch` (fleet/held-branches.ts: checked out, being rebased,
+ * or a detached berth's own). `operationOf` defaults to reading each git dir now.
+ */
 export function checkedOutElsewhere(
   worktrees: readonly WorktreeFacts[],
   branch: string | null,
   except: WorktreeFacts | null,
+  operationOf: OperationOf = checkoutStates().operation,
 ): boolean {
-  return branch !== null && worktrees.some((w) => w !== except && w.entry.branch === branch);
+  return (
+    branch !== null &&
+    worktrees.some((w) => w !== except && branchesHeldBy(w, operationOf).includes(branch))
+  );
 }
 
 /** The branch to delete, or null when berth keeps it. */

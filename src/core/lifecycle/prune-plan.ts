@@ -7,7 +7,9 @@ import { type LedgerEntry, readWholeLedger } from "../../io/ledger.js";
 import type { PlanStep } from "../../result.js";
 import { naturalCompare, shortOid } from "../../text.js";
 import type { WorktreeActivity } from "../fleet/activity.js";
+import { checkoutStates } from "../fleet/checkout-states.js";
 import type { ContainmentEvidence } from "../fleet/containment.js";
+import type { OperationOf } from "../fleet/held-branches.js";
 import { readFleet } from "../fleet/reading.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import { openRepository, type Repository } from "../repo/repository.js";
@@ -127,6 +129,8 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
     readWholeLedger(repo.location.commonDir),
   ]);
   const made = branchesMadeByBerth(repo.location.commonDir);
+  // Each checkout's git dir read once: which branch it rebases, what operation it is in.
+  const operationOf = checkoutStates().operation;
   const hints: string[] = [];
   const resourcesOf = (w: WorktreeFacts): string[] => {
     if (w.adminKey === null || w.marker === null) return [];
@@ -187,7 +191,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
           trunk: survey.trunk.name,
           prefix: repo.config.repository.branch_prefix,
           madeByBerth: madeByBerth(made, branch, w.marker),
-          heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, w),
+          heldByAnotherCheckout: checkedOutElsewhere(survey.worktrees, branch, w, operationOf),
           landed: w.landed,
           // An integrated berth's commits are not on the trunk: the apply writes a recovery ref first.
           recovered: !w.landed,
@@ -210,7 +214,8 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
     }
   }
   await findHeadsOnNoRef(repo, survey, sections.stale);
-  const branches = landedBranches(repo, survey, made, readBriefRecords(repo.location.commonDir));
+  const records = readBriefRecords(repo.location.commonDir);
+  const branches = landedBranches(repo, survey, made, records, operationOf);
   sections.landed.push(...branches.deletable);
   sections.not_made_by_berth = branches.unrecorded;
   sections.orphaned = orphanedEntries(survey, ledger);
@@ -269,6 +274,7 @@ function landedBranches(
   survey: FleetSurvey,
   made: ReadonlySet<string>,
   records: ReadonlyMap<string, BriefRecord>,
+  operationOf: OperationOf,
 ): { deletable: LandedBranchRow[]; unrecorded: UnrecordedBranchRow[] } {
   const { trunk, ancestry } = survey;
   const trunkTip = trunk.tip;
@@ -280,7 +286,7 @@ function landedBranches(
     // title and brief are what park promised to keep (status lists it as parked).
     if (records.get(branch)?.parked?.from_tip === tip) continue;
     const integrated = survey.integratedBranches.has(branch);
-    const held = checkedOutElsewhere(survey.worktrees, branch, null);
+    const held = checkedOutElsewhere(survey.worktrees, branch, null, operationOf);
     const verdict = branchVerdict({
       branch,
       trunk: trunk.name,
