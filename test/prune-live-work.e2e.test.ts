@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { renameSync } from "node:fs";
+import { existsSync, renameSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { berthBranches, worktreePaths } from "./helpers/fleet.js";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
@@ -137,5 +137,49 @@ describe("a live checkout holds what it is working on", () => {
     expect(run.json.data.sections.landed).toEqual([]);
     expect(berthBranches(r)).toEqual([a.branch]);
     expect(worktreePaths(r)).toEqual([r.path, a.path]);
+  });
+});
+
+describe("a berth with a git operation in progress", () => {
+  it("is never torn down as landed mid-bisect; the hint says how to end the bisect", async () => {
+    const r = setUp();
+    for (const n of [1, 2, 3, 4, 5, 6]) {
+      r.write("n.txt", `${n}\n`);
+      r.commit(`n${n}`);
+    }
+    const a = await start(r, "bis");
+    r.write("w.txt", "w\n", a.path);
+    r.commit("my unlanded work", a.path);
+    r.git(["bisect", "start", "main", "main~5"], a.path); // detached on a trunk commit
+
+    const dry = await berth(r, ["worktree", "prune", "--dry-run", "--json"]);
+    expect(dry.json.data.sections.landed).toEqual([]);
+    const run = await berth(r, ["worktree", "prune", "--yes", "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.json.data.sections.landed).toEqual([]);
+    expect(worktreePaths(r)).toEqual([r.path, a.path]);
+    expect(existsSync(a.path)).toBe(true);
+    expect(run.json.hints).toContainEqual(
+      `${a.id} has landed but is kept: a bisect is in progress; end it with git -C ${a.path} bisect reset`,
+    );
+  });
+
+  it("is never torn down as landed mid-rebase; the hint names the rebase and how to finish or abort it", async () => {
+    const r = setUp();
+    const a = await start(r, "reb");
+    r.write("c1.txt", "1\n", a.path);
+    r.commit("c1", a.path);
+    r.git(["merge", "-q", "--ff-only", a.branch]);
+    // Stopped after picking c1: detached at a trunk commit.
+    expect(gitStops(r, ["rebase", "--exec", "false", "HEAD~1"], a.path)).not.toBe(0);
+
+    const run = await berth(r, ["worktree", "prune", "--yes", "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.json.data.sections.landed).toEqual([]);
+    expect(worktreePaths(r)).toEqual([r.path, a.path]);
+    expect(berthBranches(r)).toEqual([a.branch]);
+    expect(run.json.hints).toContainEqual(
+      `${a.id} has landed but is kept: a rebase of ${a.branch} is in progress; continue it with git -C ${a.path} rebase --continue, or abort it with git -C ${a.path} rebase --abort`,
+    );
   });
 });

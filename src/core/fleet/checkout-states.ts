@@ -1,5 +1,6 @@
 import { isWaitingForSlot } from "../../io/gate-slots.js";
 import { type OperationInProgress, readOperationInProgress } from "../../io/in-progress.js";
+import { shellCommand } from "../../text.js";
 import type { WorktreeSkeleton } from "./survey.js";
 
 /**
@@ -43,4 +44,16 @@ function once<T>(read: (adminDir: string) => T): (adminDir: string) => T {
     if (!seen.has(adminDir)) seen.set(adminDir, read(adminDir));
     return seen.get(adminDir) as T;
   };
+}
+
+/**
+ * What an operation in progress in the checkout at `path` is and the git
+ * commands that end it, for a hint: status and prune say it in these words.
+ */
+export function describeOperation(op: OperationInProgress, path: string): string {
+  const inTree = (args: string[]) => shellCommand(["git", "-C", path, ...args.slice(1)]);
+  const what = `a ${op.kind}${op.branch ? ` of ${op.branch}` : ""} is in progress; `;
+  return op.continueArgs === null
+    ? `${what}end it with ${inTree(op.abortArgs)}`
+    : `${what}continue it with ${inTree(op.continueArgs)}, or abort it with ${inTree(op.abortArgs)}`;
 }

@@ -12,7 +12,7 @@ import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
-import { type CheckoutStates, checkoutStates } from "./checkout-states.js";
+import { type CheckoutStates, checkoutStates, describeOperation } from "./checkout-states.js";
 import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence } from "./containment.js";
 import { heldBranches } from "./held-branches.js";
@@ -342,13 +342,7 @@ function inProgressHints(
     const op = checkouts.operation(w);
     if (op === null) continue;
     const name = rows.find((r) => r.path === w.entry.path)?.id ?? w.entry.path;
-    const inTree = (args: string[]) => shellCommand(["git", "-C", w.entry.path, ...args.slice(1)]);
-    const what = `${name}: a ${op.kind}${op.branch ? ` of ${op.branch}` : ""} is in progress; `;
-    hints.push(
-      op.continueArgs === null
-        ? `${what}end it with ${inTree(op.abortArgs)}`
-        : `${what}continue it with ${inTree(op.continueArgs)}, or abort it with ${inTree(op.abortArgs)}`,
-    );
+    hints.push(`${name}: ${describeOperation(op, w.entry.path)}`);
   }
   return hints;
 }

@@ -1,12 +1,10 @@
 import type { Context } from "../../context.js";
-import { isOnAnyRef } from "../../git/refs.js";
 import { branchesMadeByBerth } from "../../io/branch-records.js";
 import { type BriefRecord, readBriefRecords } from "../../io/briefs.js";
 import { addDiskUsage, type DiskUsage, NO_DISK_USAGE } from "../../io/disk-usage.js";
 import { type LedgerEntry, readWholeLedger } from "../../io/ledger.js";
 import type { PlanStep } from "../../result.js";
 import { naturalCompare, shortOid } from "../../text.js";
-import type { WorktreeActivity } from "../fleet/activity.js";
 import { checkoutStates } from "../fleet/checkout-states.js";
 import type { ContainmentEvidence } from "../fleet/containment.js";
 import type { OperationOf } from "../fleet/held-branches.js";
@@ -19,7 +17,8 @@ import {
   checkedOutElsewhere,
   madeByBerth,
 } from "./branch-deletion.js";
-import { describeVerbInFlight, ignoredFilesOf } from "./removal-facts.js";
+import { findHeadsOnNoRef, landedWithheld } from "./prune-guards.js";
+import { ignoredFilesOf } from "./removal-facts.js";
 
 /**
  * The prune plan (spec section 5, `worktree prune`), built from reads only.
@@ -171,7 +170,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
       continue;
     }
     if ((w.landed || w.integrated) && owned && w.entry.head !== null) {
-      const why = landedWithheld(w, activity.worktrees.get(w.entry.path));
+      const why = landedWithheld(w, activity.worktrees.get(w.entry.path), operationOf(w));
       if (why !== null) {
         hints.push(`${w.marker?.id} has landed but is kept: ${why}`);
         continue;
@@ -229,40 +228,6 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
     if (!verdict.contained) notContained.set(path, verdict.reason);
   }
   return { repo, survey, sections, hints, notContained };
-}
-
-/**
- * Invariant 1 for stale registrations: removing one drops the only thing that
- * keeps a detached HEAD's commit reachable. A HEAD its own branch points at
- * needs no git process; an unanswered question counts as on no ref.
- */
-async function findHeadsOnNoRef(
-  repo: Repository,
-  survey: FleetSurvey,
-  rows: StaleRow[],
-): Promise<void> {
-  await Promise.all(
-    rows.map(async (row) => {
-      const head = row.head;
-      if (head === null || (row.branch !== null && survey.branches.get(row.branch) === head))
-        return;
-      row.head_on_no_ref = !(await isOnAnyRef(repo.location.cwd, head).catch(() => false));
-    }),
-  );
-}
-
-/**
- * Why a landed berth is not removed, or null. Prune never discards uncommitted
- * work, nor a berth a verb is working in (the logbook only narrows).
- */
-function landedWithheld(w: WorktreeFacts, activity: WorktreeActivity | undefined): string | null {
-  if (w.entry.locked) return "locked";
-  if (w.isCurrent) return "you are inside it";
-  const inFlight = describeVerbInFlight(activity);
-  if (inFlight !== null) return inFlight;
-  if (w.readable !== true || w.status === null) return "its state could not be read";
-  if (w.status.changedFiles > 0) return `${w.status.changedFiles} uncommitted or untracked file(s)`;
-  return null;
 }
 
 /**
