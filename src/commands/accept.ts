@@ -1,6 +1,7 @@
 import type { Context } from "../context.js";
 import { type AcceptData, type AcceptPlan, planAccept } from "../core/landing/accept.js";
 import { acceptFromQueue, finishLanding, submitAndLand } from "../core/landing/accept-queued.js";
+import { submitForLanding } from "../core/landing/submit.js";
 import { asApplied, type PlanApplyResult, plannedResult } from "../result.js";
 import { shellCommand } from "../text.js";
 import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
@@ -78,4 +79,16 @@ export async function acceptCommand(
       : submitAndLand(ctx, plan, confirmed, applyOptions);
   });
   return acceptOutcome(asApplied(result));
+}
+
+/**
+ * An agent's accept (the MCP tool): submitted without a confirmation of its
+ * own (core/landing/submit.ts), and interrupted as `berth accept` is, so an
+ * interrupt stops its gate and withdraws its entry.
+ */
+export async function agentAcceptCommand(
+  ctx: Context,
+  target: string | undefined,
+): Promise<CommandOutcome> {
+  return acceptOutcome(await withInterrupt((signal) => submitForLanding(ctx, target, { signal })));
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Context } from "../context.js";
 import { UserError } from "../errors.js";
 import type { VerbResult } from "../result.js";
@@ -6,7 +7,8 @@ import type { VerbResult } from "../result.js";
  * Runs `work` with a signal that a Ctrl-C (SIGINT), SIGTERM or a closed
  * terminal (SIGHUP) aborts, so the verb can stop its own child processes
  * (which run in their own process groups and would not see the signal) and
- * still report, instead of dying and leaving them running as orphans.
+ * still report, instead of dying and leaving them running as orphans. Inside
+ * `interruptibleBy`, its stop aborts the signal too.
  */
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
@@ -14,16 +16,38 @@ export async function withInterrupt<T>(work: (signal: AbortSignal) => Promise<T>
   const interrupt = new AbortController();
   const onSignal = () => interrupt.abort();
   for (const name of STOP_SIGNALS) process.once(name, onSignal);
+  const stop = callStop.getStore();
+  stop?.addEventListener("abort", onSignal);
+  if (stop?.aborted) interrupt.abort();
   running.add(interrupt);
   try {
     return await work(interrupt.signal);
   } finally {
     running.delete(interrupt);
+    stop?.removeEventListener("abort", onSignal);
     for (const name of STOP_SIGNALS) process.off(name, onSignal);
   }
 }
 
 const running = new Set<AbortController>();
+
+/**
+ * Scoped, not put on `ctx.interrupt`: the core reads that as "stop every
+ * project command now", which a Ctrl-C of the CLI verb means only inside
+ * the verb's apply, never in a lander's teardown after its gate.
+ */
+const callStop = new AsyncLocalStorage<AbortSignal>();
+
+/**
+ * Runs `work` so that `stop` (an MCP client cancelling its call) interrupts
+ * every verb running in it under `withInterrupt`, as a stop signal would.
+ */
+export function interruptibleBy<T>(
+  stop: AbortSignal | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
+  return stop === undefined ? work() : callStop.run(stop, work);
+}
 
 /**
  * Interrupts every verb running under `withInterrupt`, as a signal would:

@@ -1,12 +1,12 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { type Context, processContext } from "../context.js";
-import { submitForLanding } from "../core/landing/submit.js";
 import { EXIT_NOT_MET, type VerbResult } from "../result.js";
 import { toEnvelope } from "../ui/envelope.js";
-import { acceptOutcome } from "./accept.js";
+import { agentAcceptCommand } from "./accept.js";
 import { awaitCommand } from "./await.js";
 import { gateCommand } from "./gate.js";
+import { interruptibleBy } from "./interrupt.js";
 import { logbookCommand } from "./logbook.js";
 import type { CommandOutcome } from "./outcome.js";
 import { queueListCommand } from "./queue.js";
@@ -143,7 +143,7 @@ export const TOOLS: readonly ToolDeclaration[] = [
     destructive: true,
     verb: "accept",
     target: (a) => str(a.berth),
-    run: async (ctx, a) => acceptOutcome(await submitForLanding(ctx, str(a.berth))),
+    run: (ctx, a) => agentAcceptCommand(ctx, str(a.berth)),
     summary: (e) => `landed ${e.data?.id ?? "the berth"}`,
   },
   {
@@ -256,21 +256,30 @@ export interface ToolAnswer {
   isError: boolean;
 }
 
+/**
+ * Every tool that runs project commands or lands does so through its verb's
+ * own interrupt (`withInterrupt`, as on the CLI): the server's when its
+ * client goes away (mcp.ts), or the client's cancellation of this call
+ * (`cancel`), stops it as a Ctrl-C stops the CLI verb.
+ */
 export async function callTool(
   tool: ToolDeclaration,
   args: Record<string, unknown>,
+  cancel?: AbortSignal,
 ): Promise<ToolAnswer> {
   const ctx = toolContext(str(args.path));
-  const outcome = await runVerb(
-    tool.verb,
-    ctx,
-    {
-      surface: "mcp",
-      dryRun: args.dry_run === true,
-      // undefined: the subject's branch, as the CLI logs a verb with no berth argument.
-      target: tool.target === undefined ? undefined : tool.target(args),
-    },
-    (inner) => tool.run(inner, args),
+  const outcome = await interruptibleBy(cancel, () =>
+    runVerb(
+      tool.verb,
+      ctx,
+      {
+        surface: "mcp",
+        dryRun: args.dry_run === true,
+        // undefined: the subject's branch, as the CLI logs a verb with no berth argument.
+        target: tool.target === undefined ? undefined : tool.target(args),
+      },
+      (inner) => tool.run(inner, args),
+    ),
   );
   const result: VerbResult = outcome.result;
   const envelope = toEnvelope(result) as ToolAnswer["envelope"];

@@ -49,8 +49,9 @@ export function buildMcpServer(): McpServer {
           openWorldHint: false,
         },
       },
-      async (args: Record<string, unknown>) => {
-        const call = callTool(tool, args);
+      async (args: Record<string, unknown>, extra: { signal: AbortSignal }) => {
+        // extra.signal: the client cancelled this call (notifications/cancelled).
+        const call = callTool(tool, args, extra.signal);
         inFlight.add(call);
         const answer = await call.finally(() => inFlight.delete(call));
         return {
