@@ -1,8 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startBerth } from "../src/core/lifecycle/start.js";
+import { applyTeardown } from "../src/core/lifecycle/teardown.js";
+import { openRepository } from "../src/core/repo/repository.js";
 import { removeWorktree } from "../src/git/worktrees.js";
 import { readGitFile } from "../src/io/admin-dirs.js";
 import { receiptPath } from "../src/io/receipt-file.js";
@@ -208,7 +210,7 @@ describe("commits only a berth's nested repositories hold are never deleted with
     expect(existsSync(path)).toBe(false);
   });
 
-  it("the teardown checks again: a landed berth's prune keeps a checkout whose submodule holds them", async () => {
+  it("prune keeps a landed berth whose submodule holds them, and says so; so does the teardown asked directly", async () => {
     const { r, path, id, adminDir } = await berthWithSubmodule();
     const libWork = unpushedLibCommit(r, path);
     r.write("feature.txt", "feature\n", path);
@@ -219,8 +221,38 @@ describe("commits only a berth's nested repositories hold are never deleted with
       cwd: r.path,
       env: r.env,
     });
-    expect(JSON.stringify(run.json)).toContain("submodule lib holds 1 commit(s)");
+    expect(run.code).toBe(0);
+    expect(run.json.hints).toContainEqual(
+      expect.stringContaining(`${id} is kept: submodule lib holds 1 commit(s)`),
+    );
     expect(existsSync(path)).toBe(true);
+    expect(exists(join(adminDir, "modules", "lib"), libWork)).toBe(true);
+
+    // The teardown's own re-check, for a plan made before the commit was.
+    const { ctx } = testContext(r.path, r.env);
+    const repoHandle = await openRepository(ctx);
+    const teardown = await applyTeardown(
+      repoHandle,
+      ctx,
+      { path, adminKey: basename(adminDir), id },
+      { force: false, requireClean: true },
+    );
+    expect(teardown.ok).toBe(false);
+    expect(teardown.failure?.reason).toContain("submodule lib holds 1 commit(s)");
+    expect(existsSync(path)).toBe(true);
+  });
+
+  it("prune keeps a stale registration whose admin dir holds them (its folder deleted by hand)", async () => {
+    const { r, path, id, adminDir } = await berthWithSubmodule();
+    const libWork = unpushedLibCommit(r, path);
+    rmSync(path, { recursive: true, force: true });
+    const run = await runBerth(["worktree", "prune", "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(run.code).toBe(0);
+    expect(run.json.hints).toContainEqual(expect.stringContaining(`${id} is kept: submodule lib`));
+    expect(r.git(["worktree", "list", "--porcelain"])).toContain(path);
     expect(exists(join(adminDir, "modules", "lib"), libWork)).toBe(true);
   });
 

@@ -1,10 +1,12 @@
 import { isOnAnyRef } from "../../git/refs.js";
 import type { OperationInProgress } from "../../io/in-progress.js";
+import { adminDirFor } from "../../io/paths.js";
 import type { WorktreeActivity } from "../fleet/activity.js";
 import { describeOperation } from "../fleet/checkout-states.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
-import type { StaleRow } from "./prune-plan.js";
+import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
+import type { PruneSections, StaleRow } from "./prune-plan.js";
 import { describeVerbInFlight } from "./removal-facts.js";
 
 /**
@@ -14,7 +16,10 @@ import { describeVerbInFlight } from "./removal-facts.js";
  *      progress, unreadable, or uncommitted changes, in that order;
  *   2. a stale registration whose HEAD commit is on no ref gets a recovery
  *      ref before it goes (`findHeadsOnNoRef`): its registration is the last
- *      thing keeping that commit reachable.
+ *      thing keeping that commit reachable;
+ *   3. a stale or landed berth whose submodules or embedded repositories hold
+ *      commits no other repository has is kept (`withholdNestedWork`): they
+ *      go with its admin dir and checkout (./nested-work.ts).
  */
 
 /**
@@ -55,4 +60,26 @@ export function landedWithheld(
   if (w.readable !== true || w.status === null) return "its state could not be read";
   if (w.status.changedFiles > 0) return `${w.status.changedFiles} uncommitted or untracked file(s)`;
   return null;
+}
+
+/** Takes out of the plan the stale and landed berths removing which would delete nested work. */
+export async function withholdNestedWork(
+  repo: Repository,
+  sections: Pick<PruneSections, "stale" | "landed">,
+  hints: string[],
+): Promise<void> {
+  const atRisk = async (row: { id: string; path: string; admin_key: string }) => {
+    const nested = await nestedWorkAtRisk(
+      row.path,
+      adminDirFor(repo.location.commonDir, row.admin_key),
+    );
+    if (nested.length > 0) hints.push(`${row.id} is kept: ${describeNestedWork(nested)}`);
+    return nested.length > 0;
+  };
+  const staleRisks = await Promise.all(sections.stale.map(atRisk));
+  sections.stale = sections.stale.filter((_, i) => !staleRisks[i]);
+  const landedRisks = await Promise.all(
+    sections.landed.map((row) => (row.kind === "worktree" ? atRisk(row) : false)),
+  );
+  sections.landed = sections.landed.filter((_, i) => !landedRisks[i]);
 }

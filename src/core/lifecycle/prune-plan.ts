@@ -17,7 +17,7 @@ import {
   checkedOutElsewhere,
   madeByBerth,
 } from "./branch-deletion.js";
-import { findHeadsOnNoRef, landedWithheld } from "./prune-guards.js";
+import { findHeadsOnNoRef, landedWithheld, withholdNestedWork } from "./prune-guards.js";
 import { ignoredFilesOf } from "./removal-facts.js";
 
 /**
@@ -212,6 +212,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
       });
     }
   }
+  await withholdNestedWork(repo, sections, hints);
   await findHeadsOnNoRef(repo, survey, sections.stale);
   const records = readBriefRecords(repo.location.commonDir);
   const branches = landedBranches(repo, survey, made, records, operationOf);
