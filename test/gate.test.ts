@@ -153,6 +153,19 @@ describe("berth gate", () => {
     expect(existsSync(join(marks, "survivor"))).toBe(false);
   });
 
+  it("a timeout_s past setTimeout's 32-bit limit waits the check out: green, not timed out after 1 ms", async () => {
+    const { path } = await setup(
+      `{ name = "global", run = "sleep 0.2" },\n{ name = "own", run = "sleep 0.2", timeout_s = 9000000 },`,
+      "timeout_s = 3000000",
+    );
+    const result = await gateIn(path);
+    expect(result.data?.checks.map((c) => [c.name, c.outcome])).toEqual([
+      ["global", "passed"],
+      ["own", "passed"],
+    ]);
+    expect(result.ok).toBe(true);
+  });
+
   it("a check that commits during the run: no receipt is written, the old one is untouched, HEAD moved is said", async () => {
     const { path, receiptFile } = await setup(`{ name = "a", run = "true" },`);
     await gateIn(path);

@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { type WatchedFolder, watchFolders } from "../../io/watch.js";
+import { timerDelay } from "../timer.js";
 
 /**
  * The wait: the one place a condition is waited for. It knows nothing of
@@ -15,9 +16,6 @@ import { type WatchedFolder, watchFolders } from "../../io/watch.js";
 export const POLL_MS = 2000;
 /** Events this close together cause one evaluation (a ref update is several file operations). */
 export const DEBOUNCE_MS = 75;
-
-/** setTimeout's limit; longer waits are ended by the poll's deadline check instead. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export type Ending = "met" | "timeout" | "interrupted";
 
@@ -53,7 +51,8 @@ export async function waitFor<O extends { met: boolean }>(
     debounceMs: DEBOUNCE_MS,
     pollMs: POLL_MS,
   });
-  const timer = setTimeout(wake.fire, Math.min(options.timeoutMs, MAX_TIMER_MS));
+  // A longer wait is ended by the poll's deadline check instead.
+  const timer = setTimeout(wake.fire, timerDelay(options.timeoutMs));
   signal?.addEventListener("abort", wake.fire);
   options.onWaiting(observation);
   try {

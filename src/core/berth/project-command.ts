@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { timerDelay } from "../timer.js";
 
 /**
  * Runs one project-declared command (a resource's create, a setup step, a gate
@@ -10,7 +11,7 @@ import { spawn } from "node:child_process";
 export interface ShellOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** Kill the whole process group after this long; undefined = no limit. */
+  /** Kill the whole process group after this long (at most a timer's limit); undefined = no limit. */
   timeoutMs?: number | undefined;
   /** Each chunk of combined stdout+stderr as it arrives (logs, progress). */
   onOutput?: ((chunk: string) => void) | undefined;
@@ -67,7 +68,7 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
         : setTimeout(() => {
             timedOut = true;
             killGroup();
-          }, options.timeoutMs);
+          }, timerDelay(options.timeoutMs));
     const onAbort = () => {
       aborted = true;
       killGroup();
