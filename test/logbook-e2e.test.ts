@@ -189,6 +189,17 @@ describe("berth logbook", () => {
     expect(known.stderr).not.toContain("records only verbs");
   });
 
+  it("--since an age too large for a date is the usage refusal --since nonsense gets, not internal", async () => {
+    repo = makeRepo();
+    const human = await berth(repo, ["logbook", "--since", "9999999999999999d"]);
+    expect(human.code).toBe(2);
+    expect(human.stderr).toContain('--since "9999999999999999d": expected an ISO time or an age');
+    expect(human.stderr).not.toContain("unexpected failure");
+    const json = await berth(repo, ["logbook", "--since", "9999999999999999d", "--json"]);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, error: { code: "usage" } });
+  });
+
   it("--follow prints an event written by another process within 2 seconds", async () => {
     repo = makeRepo();
     const first = beginEvent({ at: new Date().toISOString(), verb: "start", invocation: "first" });

@@ -153,6 +153,17 @@ describe("berth mcp", () => {
     expect(status.env).toMatchObject({ ok: true, verb: "status" });
   });
 
+  it("logbook refuses a since too large for a date as usage, not internal", async () => {
+    const r = makeRepo();
+    repo = r;
+    const c = await connect(r);
+    const far = await call(c, "logbook", { since: "9999999999999999d" });
+    expect(far.isError).toBe(true);
+    expect(far.env).toMatchObject({ ok: false, verb: "logbook", error: { code: "usage" } });
+    expect(far.text).toContain("expected an ISO time or an age");
+    expect(far.text).not.toContain("Invalid time value");
+  });
+
   it("accept never lands without a grant: the entry waits for a person, who lands it", async () => {
     const r = makeRepo({ config: GATED });
     repo = r;

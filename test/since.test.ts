@@ -23,4 +23,11 @@ describe("parseSince", () => {
       expect(parseSince(bad, NOW)).toBeNull();
     }
   });
+
+  it("refuses an age reaching back past the first instant a date can hold (not an Invalid Date)", () => {
+    for (const far of ["9999999999999999d", "100100000d", "99999999999999w"]) {
+      expect(parseSince(far, NOW)).toBeNull();
+    }
+    expect(parseSince("100000000d", NOW)?.getTime()).toBe(NOW.getTime() - 100_000_000 * 86_400_000);
+  });
 });

@@ -16,7 +16,9 @@ export function parseSince(value: string, now: Date): Date | null {
   if (age) {
     const amount = Number(age[1]);
     const unit = UNIT_MS[age[2] as keyof typeof UNIT_MS];
-    return new Date(now.getTime() - amount * unit);
+    const since = new Date(now.getTime() - amount * unit);
+    // An age reaching back past the earliest instant a Date holds names no time.
+    return Number.isNaN(since.getTime()) ? null : since;
   }
   if (!ISO_START.test(text)) return null;
   // berth's times are UTC: a time of day with no offset is read as UTC too.
