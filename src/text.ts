@@ -1,8 +1,9 @@
 /**
  * The one home of the text rules every layer prints with: how a command is
  * quoted for a shell (spec invariant 10: pasting or executing a printed command
- * runs exactly that command), how a commit id is shortened for people, and the
- * natural order names are listed in (`bulk-2` before `bulk-10`).
+ * runs exactly that command), how a commit id is shortened for people, the
+ * natural order names are listed in (`bulk-2` before `bulk-10`), and what a
+ * control character is and how a terminal view shows one.
  */
 
 /** Characters a POSIX shell (and zsh) never treats specially inside a word. */
@@ -100,4 +101,31 @@ function compareDigits(x: string, y: string): number {
 /** 12345 → "12,345" (no locale data: ICU costs tens of milliseconds to load). */
 export function thousands(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/** C0, DEL and C1: characters a terminal acts on (ESC starts color and cursor sequences). */
+function isControl(char: string): boolean {
+  const code = char.codePointAt(0) ?? 0;
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+}
+
+/** A control character as a person reads it back: `\x1b`. */
+function escapeControl(char: string): string {
+  return `\\x${(char.codePointAt(0) ?? 0).toString(16).padStart(2, "0")}`;
+}
+
+/** Each distinct control character in `text`, escaped (`\x1b`), in order of appearance. */
+export function controlCharacters(text: string): string[] {
+  return [...new Set(Array.from(text).filter(isControl).map(escapeControl))];
+}
+
+/**
+ * Text a person wrote (a brief), for a terminal view: control characters are
+ * shown as escapes, so printing it cannot recolor or wipe the screen. Newlines
+ * and tabs are the text's layout and stay.
+ */
+export function visibleControls(text: string): string {
+  return Array.from(text, (char) =>
+    char !== "\n" && char !== "\t" && isControl(char) ? escapeControl(char) : char,
+  ).join("");
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildDeskModel } from "../src/core/desk/model.js";
 import type { StatusRow } from "../src/core/fleet/status.js";
 import {
+  detailLines,
   helpLines,
   LEGEND_KEYS,
   legendLines,
@@ -112,6 +113,35 @@ describe("the list", () => {
     expect(lines[0]?.text).toContain("overlaps b-2 on src/a.ts");
     expect(lines[1]?.text).toMatch(/^b-2 +- +clean/);
     expect(lines[0]?.text).not.toContain("berth/a-1");
+  });
+});
+
+describe("the detail pane", () => {
+  it("shows a brief's control characters as escapes, never sends them to the terminal", () => {
+    const model = buildDeskModel(
+      {
+        trunk: { name: "main", tip: "d".repeat(40) },
+        scope: "fleet",
+        worktrees: [row("a-1")],
+        refs: [],
+        landings: [],
+        overlaps: [],
+      },
+      NOW,
+    );
+    const item = model.items.find((i) => i.kind === "berth");
+    if (item === undefined) throw new Error("no berth item");
+    const detail = {
+      commits: [],
+      files: [],
+      fileCount: 0,
+      receipt: null,
+      brief: "\u001b[2Jwiped\u009b\n",
+    };
+    const lines = detailLines(item, detail, model, NOW);
+    expect(lines).toContain("  \\x1b[2Jwiped\\x9b");
+    expect(lines.join("\n")).not.toContain("\u001b");
+    expect(lines.join("\n")).not.toContain("\u009b");
   });
 });
 

@@ -126,6 +126,50 @@ describe("titles and briefs", () => {
   });
 });
 
+describe("titles with control characters", () => {
+  it("a title holding ESC, DEL or a C1 character is refused at start and describe, naming it; nothing changes", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const before = r.git(["worktree", "list", "--porcelain"]);
+    const atStart = await berth(r, ["start", "x", "--title", "\u001b[31mred\u001b[2J", "--json"]);
+    expect(atStart.code).toBe(2);
+    expect(atStart.json.error.code).toBe("usage");
+    expect(atStart.json.error.message).toContain("\\x1b");
+    expect(atStart.json.error.message).toContain("nothing changed");
+    expect(atStart.json.error.next).toBe("berth start --help");
+    expect(r.git(["worktree", "list", "--porcelain"])).toBe(before);
+
+    const b = await start(r, ["kept", "--title", "Kept title"]);
+    for (const [title, shown] of [
+      ["tab\there", "\\x09"],
+      ["del\u007f", "\\x7f"],
+      ["csi\u009b2J", "\\x9b"],
+    ] as const) {
+      const refused = await berth(r, ["describe", b.id, "--title", title, "--json"]);
+      expect(refused.code).toBe(2);
+      expect(refused.json.error.code).toBe("usage");
+      expect(refused.json.error.message).toContain(shown);
+    }
+    expect((await status(r)).worktrees.find((w) => w.id === b.id)?.title).toBe("Kept title");
+  });
+
+  it("a brief's control characters are shown as escapes by describe, kept as written in --json", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = await start(
+      r,
+      ["briefed", "--brief", "-"],
+      "line one\n\u001b[31mred\u001b[0m\tend\n",
+    );
+    const human = await berth(r, ["describe", b.id]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).not.toContain("\u001b");
+    expect(human.stdout).toContain("line one\n\\x1b[31mred\\x1b[0m\tend");
+    const json = await berth(r, ["describe", b.id, "--json"]);
+    expect(json.json.data.brief).toBe("line one\n\u001b[31mred\u001b[0m\tend\n");
+  });
+});
+
 describe("parking", () => {
   it("the plan names the largest ignored files that go with the checkout, as every removal's does", async () => {
     repo = makeRepo();

@@ -9,14 +9,15 @@ import {
   removeBriefRecord,
   writeBriefRecord,
 } from "../../io/briefs.js";
-import { shellCommand } from "../../text.js";
+import { controlCharacters, shellCommand } from "../../text.js";
 
 /**
  * The one place a berth's title and brief are decided (spec section 8,
  * docs/decisions/0026): what a title may be, where a brief is read from, and
  * how a change is merged into the per-branch record (io/briefs.ts). start,
  * describe, park and status all go through here.
- *   1. a title is one line of at most TITLE_MAX characters; blank clears it;
+ *   1. a title is one line of at most TITLE_MAX characters, with no control
+ *      character (a terminal would act on it in every view); blank clears it;
  *   2. a brief comes from a file (relative to where berth runs) or `-` (stdin),
  *      at most BRIEF_MAX bytes; blank clears it;
  *   3. a change keeps what it does not name (a new title keeps the brief);
@@ -44,6 +45,14 @@ export function normaliseTitle(
     throw new UserError("usage", "A title is one line; put the longer story in --brief.", {
       next: shellCommand(["berth", verb, "--help"]),
     });
+  }
+  const controls = controlCharacters(text.trim());
+  if (controls.length > 0) {
+    throw new UserError(
+      "usage",
+      `A title holds no control characters, and this one has ${controls.join(", ")}; nothing changed. Give it as plain text.`,
+      { next: shellCommand(["berth", verb, "--help"]) },
+    );
   }
   const title = text.trim().replace(/\s+/g, " ");
   if (title.length > TITLE_MAX) {

@@ -3,7 +3,7 @@ import type { DeskDetail } from "../../core/desk/detail.js";
 import type { DeskBerthItem, DeskItem, DeskModel, DeskRefItem } from "../../core/desk/model.js";
 import type { StatusRow } from "../../core/fleet/status.js";
 import { NO_CHECKS_LABEL } from "../../core/landing/gate.js";
-import { shellCommand, shortOid } from "../../text.js";
+import { shellCommand, shortOid, visibleControls } from "../../text.js";
 import { ageLabel, runningLabel } from "../status-view.js";
 
 /**
@@ -244,7 +244,7 @@ export function detailLines(
     for (const note of item.notes) lines.push(`  note     ${note}`);
   }
   if (detail !== null && detail.brief !== null) {
-    const brief = detail.brief.trimEnd().split("\n");
+    const brief = visibleControls(detail.brief.trimEnd()).split("\n");
     lines.push("brief:");
     for (const line of brief.slice(0, DETAIL_BRIEF_LINES)) lines.push(`  ${line}`);
     if (brief.length > DETAIL_BRIEF_LINES) {
