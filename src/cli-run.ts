@@ -1,4 +1,4 @@
-import { CommanderError } from "@commander-js/extra-typings";
+import { CommanderError, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { execute, writeFully } from "./cli-execute.js";
 import { heedWriteErrors } from "./context.js";
 import { UserError } from "./errors.js";
@@ -29,7 +29,7 @@ export async function main(argv: string[]): Promise<void> {
     if (error instanceof CommanderError) {
       const done = ["commander.helpDisplayed", "commander.version"].includes(error.code);
       if (!done && argv.includes("--json")) {
-        const verb = argv.slice(2).find((a) => !a.startsWith("-")) ?? "berth";
+        const verb = typedVerb(program, argv.slice(2));
         await writeFully(
           process.stdout,
           renderJson(failureResult(verb, new UserError("usage", error.message))),
@@ -39,4 +39,19 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
+}
+
+/**
+ * The verb a usage error's envelope names, as the verb's own envelopes do: a
+ * declared command and, under a group (`worktree`, `queue`), the declared
+ * subcommand typed after it (`worktree drop`). An unknown word is named as typed.
+ */
+function typedVerb(program: CommandUnknownOpts, args: readonly string[]): string {
+  const words = args.filter((a) => !a.startsWith("-"));
+  const named = (commands: readonly CommandUnknownOpts[], word: string | undefined) =>
+    commands.find((c) => word !== undefined && (c.name() === word || c.aliases().includes(word)));
+  const verb = named(program.commands, words[0]);
+  if (verb === undefined) return words[0] ?? "berth";
+  const sub = named(verb.commands, words[1]);
+  return sub === undefined ? verb.name() : `${verb.name()} ${sub.name()}`;
 }

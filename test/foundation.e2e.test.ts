@@ -300,6 +300,24 @@ describe("configuration and usage errors", () => {
     expect(json.json.error.code).toBe("usage");
   });
 
+  it("a usage error's --json verb is the subcommand as typed, not only its group", async () => {
+    repo = makeRepo();
+    const cases: [string[], string][] = [
+      [["worktree", "drop", "--json"], "worktree drop"],
+      [["worktree", "drop", "a", "b", "--json"], "worktree drop"],
+      [["queue", "approve", "--json"], "queue approve"],
+      [["queue", "run", "extra", "--json"], "queue run"],
+      [["worktree", "--debug", "prune", "--bogus", "--json"], "worktree prune"],
+      [["queue", "extra", "--json"], "queue"],
+      [["status", "--bogus", "--json"], "status"],
+    ];
+    for (const [args, verb] of cases) {
+      const run = await berth(args, repo.path, repo.env);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.json, args.join(" ")).toMatchObject({ ok: false, verb, error: { code: "usage" } });
+    }
+  });
+
   it("init writes a starter berth.toml once and refuses to overwrite", async () => {
     repo = makeRepo();
     const first = await berth(["init", "--json"], repo.path, repo.env);
