@@ -150,6 +150,26 @@ describe("loadConfig refusals", () => {
     expect(error.message).toContain("a git remote name");
   });
 
+  it("refuses an env file that leaves the checkout, naming worktree.env_files[i] and what is expected", async () => {
+    const up = await refusal(INVALID["an env file outside the checkout"]);
+    expect(up.code).toBe("config_invalid");
+    expect(up.keyPath).toBe("worktree.env_files[1]");
+    expect(up.message).toContain("worktree.env_files[1]");
+    expect(up.message).toContain("expected a file path inside the repository");
+    expect(up.message).toContain('found the string "../../repo/.env"');
+    const through = await refusal(INVALID["an env file leaving through a subfolder"]);
+    expect(through.keyPath).toBe("worktree.env_files[0]");
+    expect(through.message).toContain('it has a ".." component');
+    const absolute = await refusal(INVALID["an absolute env file"]);
+    expect(absolute.keyPath).toBe("worktree.env_files[0]");
+    expect(absolute.message).toContain("it is an absolute path");
+  });
+
+  it("accepts env files in subfolders of the checkout", async () => {
+    const config = await loadText(VALID["env files in subfolders"]);
+    expect(config.worktree.env_files).toEqual(["config/.env", "./web/.env.local", "a..b/.env"]);
+  });
+
   it("refuses a string port_span, naming the key path and what was found", async () => {
     const error = await refusal(INVALID["port_span is a string"]);
     expect(error.keyPath).toBe("worktree.port_span");

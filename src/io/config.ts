@@ -172,6 +172,14 @@ function hasSpaceOrControl(text: string): boolean {
   return false;
 }
 
+/** Why `file`, an env file relative to the checkout, would not be inside it, or null. */
+function envFileProblem(file: string): string | null {
+  if (file.trim() === "") return "it is empty";
+  if (file.startsWith("/")) return "it is an absolute path";
+  if (file.split("/").includes("..")) return 'it has a ".." component';
+  return null;
+}
+
 function branchPrefixProblem(prefix: string): string | null {
   if (prefix === "") return "it is empty";
   if (!prefix.endsWith("/")) return 'it does not end with "/"';
@@ -240,7 +248,11 @@ const worktreeSchema = table({
     ),
     "",
   ),
-  env_files: stringArray(nonEmptyString("a non-empty file path"), () => [".env", ".env.local"]),
+  // Each is written in every berth's checkout: one outside it is no file of the berth's.
+  env_files: stringArray(checkedString("a file path inside the repository", envFileProblem), () => [
+    ".env",
+    ".env.local",
+  ]),
   inherit_env: stringArray(
     v.pipe(
       string("an environment variable name"),
