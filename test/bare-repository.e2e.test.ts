@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { berthBranches } from "./helpers/fleet.js";
@@ -126,5 +126,23 @@ describe("a bare repository with worktrees", () => {
     expect(status.code, status.stdout).toBe(0);
     expect(status.json.data.scope).toBe("local");
     expect(status.json.data.worktrees[0]).toMatchObject({ path: side, is_main: false });
+  });
+
+  it("without a checkout of its default branch, the next names a folder that is free (main-3 when main and main-2 are taken)", async () => {
+    const { bare, main } = bareFleet({ addMain: false });
+    mkdirSync(main.path);
+    writeFileSync(join(main.path, "occupied"), "");
+    writeFileSync(`${main.path}-2`, "a file, not a folder\n");
+    const status = await runBerth(["status", "--json"], { cwd: bare, env: main.env });
+    expect(status.code).toBe(1);
+    expect(status.json.error).toMatchObject({
+      code: "not_a_repository",
+      next: `git -C ${bare} worktree add ${main.path}-3 main`,
+    });
+    // Nothing was touched, and the printed next works as it stands.
+    expect(readFileSync(`${main.path}-2`, "utf8")).toBe("a file, not a folder\n");
+    execFileSync("sh", ["-c", status.json.error.next], { cwd: bare, env: main.env });
+    const after = await runBerth(["status", "--json"], { cwd: bare, env: main.env });
+    expect(after.code, after.stdout).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import { discoverRepo, type RepoLocation, refuseNewlinePath } from "../../git/re
 import { listWorktrees } from "../../git/worktrees.js";
 import { loadConfig } from "../../io/config.js";
 import type { Config } from "../../io/config-types.js";
+import { pathExistsOrBroken } from "../../io/fs.js";
 import { shellCommand } from "../../text.js";
 import { findMainCheckout } from "./main-checkout.js";
 
@@ -72,10 +73,17 @@ function bareWithoutMainCheckout(bareDir: string, headBranch: string | null): Us
       `${bareDir} is a bare repository whose HEAD names no branch with commits; ${why}. Clone it with a working tree (git clone <url>) and run berth there.`,
     );
   }
-  const path = join(dirname(bareDir), headBranch.replace(/\//g, "-"));
+  const path = freeFolder(join(dirname(bareDir), headBranch.replace(/\//g, "-")));
   return new UserError(
     "not_a_repository",
     `${bareDir} is a bare repository and no worktree has its default branch ${headBranch} checked out; ${why}.`,
     { next: shellCommand(["git", "-C", bareDir, "worktree", "add", path, headBranch]) },
   );
+}
+
+/** `path`, or `path-2`, `path-3`, ... : the first nothing sits at, so `git worktree add` there works. */
+function freeFolder(path: string): string {
+  let candidate = path;
+  for (let n = 2; pathExistsOrBroken(candidate); n++) candidate = `${path}-${n}`;
+  return candidate;
 }
