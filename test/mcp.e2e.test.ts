@@ -164,6 +164,28 @@ describe("berth mcp", () => {
     expect(far.text).not.toContain("Invalid time value");
   });
 
+  it("a dry-run gate's text says nothing ran, not green; an update with nothing to merge says so", async () => {
+    const r = makeRepo({ config: '[[gate.checks]]\nname = "good"\nrun = "grep -q good x"\n' });
+    repo = r;
+    const c = await connect(r);
+    const start = await call(c, "start", { name: "dry" });
+    const { path, branch } = start.env.data;
+    r.write("x", "bad\n", path);
+    r.commit("the check fails on this commit", path);
+
+    const dry = await call(c, "gate", { path, dry_run: true });
+    expect(dry.env).toMatchObject({ ok: true, verb: "gate", data: { green: null } });
+    expect(dry.text).not.toContain("green");
+    expect(dry.text).toContain(`dry run: would gate ${branch}`);
+    expect(dry.text).toContain("1 check(s); nothing ran");
+    const real = await call(c, "gate", { path });
+    expect(real.env.data.green).toBe(false);
+
+    const update = await call(c, "update", { path });
+    expect(update.env).toMatchObject({ ok: true, data: { up_to_date: true } });
+    expect(update.text).toBe(`${branch} is already up to date with main; nothing merged`);
+  });
+
   it("accept never lands without a grant: the entry waits for a person, who lands it", async () => {
     const r = makeRepo({ config: GATED });
     repo = r;

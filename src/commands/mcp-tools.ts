@@ -55,8 +55,8 @@ export interface ToolDeclaration {
   verb: string;
   target?: (args: Record<string, unknown>) => string | null | undefined;
   run(ctx: Context, args: Record<string, unknown>): Promise<CommandOutcome>;
-  /** The one-line text summary of a completed call. */
-  summary(envelope: Envelope): string;
+  /** The one-line text summary of a completed call; `dryRun`: it ran nothing and changed nothing. */
+  summary(envelope: Envelope, dryRun: boolean): string;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the envelope's data is per verb (spec section 4).
@@ -113,7 +113,10 @@ export const TOOLS: readonly ToolDeclaration[] = [
     destructive: false,
     verb: "gate",
     run: (ctx, a) => gateCommand(ctx, { dryRun: a.dry_run === true }),
-    summary: (e) => `gate green on ${e.data?.branch ?? "the berth"}`,
+    summary: (e, dryRun) =>
+      dryRun
+        ? `dry run: would gate ${e.data?.branch ?? "the berth"} with ${e.data?.checks.length ?? 0} check(s); nothing ran`
+        : `gate green on ${e.data?.branch ?? "the berth"}`,
   },
   {
     name: "update",
@@ -128,7 +131,10 @@ export const TOOLS: readonly ToolDeclaration[] = [
     destructive: false,
     verb: "update",
     run: (ctx, a) => updateCommand(ctx, fromOption(a)),
-    summary: (e) => `updated ${e.data?.branch ?? "the berth"}`,
+    summary: (e) =>
+      e.data?.up_to_date === true
+        ? `${e.data.branch} is already up to date with ${e.data.merged_from}; nothing merged`
+        : `updated ${e.data?.branch ?? "the berth"}`,
   },
   {
     name: "accept",
@@ -289,7 +295,7 @@ export async function callTool(
     envelope,
     text:
       result.ok || result.exitCode === EXIT_NOT_MET
-        ? tool.summary(envelope)
+        ? tool.summary(envelope, result.dryRun === true)
         : refusalLine(envelope),
     isError: !result.ok && !answered,
   };
