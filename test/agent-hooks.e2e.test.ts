@@ -112,6 +112,32 @@ describe("berth hook claude-worktree-create", () => {
   });
 });
 
+describe("a payload cwd that is no folder", () => {
+  it("a file or a NUL byte is refused as a missing folder is (not_a_repository), not internal; nothing is created", async () => {
+    const r = makeRepo();
+    repo = r;
+    const file = join(r.path, "README.md");
+    r.write("README.md", "a file\n");
+    for (const cwd of [file, `${r.path}\u0000x`]) {
+      for (const [hook, extra] of [
+        ["session-start", {}],
+        ["claude-worktree-create", { worktree_name: "x" }],
+      ] as const) {
+        const run = await runBerth(["hook", hook], {
+          cwd: r.path,
+          env: r.env,
+          input: JSON.stringify({ cwd, ...extra }),
+        });
+        expect(run.code, `${hook} ${JSON.stringify(cwd)}`).toBe(1);
+        expect(run.stderr).not.toContain("unexpected failure");
+        expect(run.stderr).toMatch(/is not a folder|NUL/);
+        expect(run.stderr).toContain("name (or cd into) a folder inside a git repository");
+      }
+    }
+    expect(worktreePaths(r)).toEqual([r.path]);
+  });
+});
+
 describe("berth hook claude-worktree-remove", () => {
   async function created(r: TestRepo, name: string): Promise<string> {
     const run = await runBerth(["hook", "claude-worktree-create"], {

@@ -147,6 +147,17 @@ describe("berth mcp", () => {
     expect(missing.env).toMatchObject({ ok: false, error: { code: "not_a_repository" } });
     expect(missing.text).toContain(`${r.path}-nowhere is not a folder that exists`);
     expect(missing.text).not.toContain("no git on PATH");
+    // A file, or a path with a NUL byte, is no folder either: the same refusal, not internal.
+    r.write("notes.txt", "a file\n");
+    for (const path of [`${r.path}/notes.txt`, `${r.path}\u0000x`]) {
+      const none = await call(c, "status", { path });
+      expect(none.isError).toBe(true);
+      expect(none.env, JSON.stringify(path)).toMatchObject({
+        ok: false,
+        error: { code: "not_a_repository" },
+      });
+      expect(none.text).toContain("name (or cd into) a folder inside a git repository");
+    }
     // Nothing started, and the server still answers.
     expect(r.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
     const status = await call(c, "status", {});

@@ -35,6 +35,7 @@ export async function discoverRepo(cwdIn: string, run: GitRunner = runGit): Prom
   // thread-pool round trip later, and status's statuses wait on its answer.
   const cwd = realPathOr(cwdIn);
   refuseNewlinePath(cwd);
+  refuseNotAFolder(cwd);
   let output: string;
   try {
     output = (await run([...DISCOVERY_ARGS, "--show-toplevel"], { cwd })).stdout;
@@ -106,14 +107,9 @@ function newlinePathRefusal(path: string | null): UserError {
  * (a place berth can survey the fleet from) and inside a .git folder (refused).
  */
 async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<RepoLocation> {
+  // The folder may have gone since it was checked: its spawn then fails as ENOENT, as a missing git does.
+  refuseNotAFolder(cwd);
   if (!(error instanceof GitError)) throw error;
-  // Spawning in a folder that is not there fails as ENOENT too: that is the folder's fault, not git's.
-  if (!isFolder(cwd)) {
-    throw new UserError(
-      "not_a_repository",
-      `${cwd} is not a folder that exists; name (or cd into) a folder inside a git repository.`,
-    );
-  }
   if (gitMissing(error)) {
     throw new UserError(
       "precondition_failed",
@@ -137,17 +133,36 @@ async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<Rep
 }
 
 /**
- * git could not be started at all: Node reports ENOENT, and a shell (a group
- * of calls, run-group.ts) exits 127, the code POSIX gives a missing command.
+ * The one check that the folder git is started in is one (every entry point
+ * discovers through here: the CLI's cwd, a hook payload's cwd, an MCP path).
+ * A missing folder, a file or a name with a NUL byte is the caller's mistake;
+ * spawning there fails with Node's error (ENOENT, ENOTDIR, an invalid argument), not git's.
  */
-function isFolder(path: string): boolean {
+function refuseNotAFolder(cwd: string): void {
+  const problem = folderProblem(cwd);
+  if (problem === null) return;
+  throw new UserError(
+    "not_a_repository",
+    `${problem}; name (or cd into) a folder inside a git repository.`,
+  );
+}
+
+/** Why git cannot be started in `path`, or null when it is a folder. */
+export function folderProblem(path: string): string | null {
+  if (path.includes("\0")) {
+    return `${JSON.stringify(path)} is not a folder: it holds a NUL byte, which no folder's name does`;
+  }
   try {
-    return statSync(path).isDirectory();
+    return statSync(path).isDirectory() ? null : `${path} is not a folder`;
   } catch {
-    return false;
+    return `${path} is not a folder that exists`;
   }
 }
 
+/**
+ * git could not be started at all: Node reports ENOENT, and a shell (a group
+ * of calls, run-group.ts) exits 127, the code POSIX gives a missing command.
+ */
 function gitMissing(error: GitError): boolean {
   if (error.exitCode === 127) return true;
   return error.exitCode === null && /\bENOENT\b/.test(error.stderr);

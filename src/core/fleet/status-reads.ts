@@ -1,5 +1,6 @@
 import type { StatusSummary } from "../../git/parse.js";
-import { discoverRepo, type RepoLocation } from "../../git/repo.js";
+import { discoverRepo, folderProblem, type RepoLocation } from "../../git/repo.js";
+import { runGit } from "../../git/run.js";
 import { gitGroup } from "../../git/run-group.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { type EarlyStatuses, startEarlyStatuses } from "./early-statuses.js";
@@ -35,6 +36,9 @@ let started: StatusReads | null = null;
 
 /** Starts the reads for `cwd` (cli-status.ts); the status verb takes them. */
 export function startStatusReads(cwd: string, scope: StatusScope): StatusReads {
+  // A path that is no folder (a hook's cwd or an MCP path naming a file): spawning
+  // there throws Node's error, so nothing starts before discovery has refused it.
+  if (folderProblem(cwd) !== null) return startAfterDiscovery(cwd);
   // The lanes first: they are the long pole, and the group's reads need only a few milliseconds.
   const early = startEarlyStatuses(cwd, scope);
   const group = gitGroup(cwd);
@@ -49,6 +53,15 @@ export function startStatusReads(cwd: string, scope: StatusScope): StatusReads {
     early,
   };
   group.start();
+  return started;
+}
+
+function startAfterDiscovery(cwd: string): StatusReads {
+  const location = discoverRepo(cwd);
+  const lists = location.then((found) => startFleetLists(found.cwd, runGit));
+  // Awaited by the verb after the location, which refuses; handled now so neither is unhandled.
+  void lists.catch(() => undefined);
+  started = { cwd, currentStatus: Promise.resolve(null), location, lists, early: null };
   return started;
 }
 
