@@ -37,13 +37,23 @@ export function commandSequence(...commands: readonly CommandLine[]): CommandLin
 }
 
 /**
- * A shell command the user wrote (a check in berth.toml), passed through as
- * written: berth runs it with `sh -c`, so pasting it runs the same. Only a
- * simple command (no lists, pipes, subshells or newlines) may go unwrapped.
+ * Text every POSIX-ish interactive shell (sh, bash, zsh, fish) reads as the
+ * same plain words: letters, digits, single spaces and `-_./=:,@+`. Anything
+ * else (braces, globs, `!`, `[[`, `~`, `$`, `%` job specs, quotes, tabs) can
+ * mean something else outside `sh -c`.
+ */
+const SAME_IN_EVERY_SHELL = /^[A-Za-z0-9 _./=:,@+-]+$/;
+
+/**
+ * A shell command the user wrote (a check in berth.toml), as a line that runs
+ * it the way berth did, with `sh -c`: pasted into bash or zsh, brace
+ * expansion, globbing or `[[` would otherwise change what it does. Only text
+ * every shell reads the same is left bare (a word starting with "=" is zsh's
+ * command-path expansion, so it is wrapped too).
  */
 export function userShellCommand(text: string): CommandLine {
-  if (/[;&|\n()`]/.test(text)) return shellCommand(["sh", "-c", text]);
-  return text as CommandLine;
+  if (SAME_IN_EVERY_SHELL.test(text) && !/(^| )=/.test(text)) return text as CommandLine;
+  return shellCommand(["sh", "-c", text]);
 }
 
 /**

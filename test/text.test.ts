@@ -67,6 +67,30 @@ describe("shellQuote", () => {
     expect(shWords(wrapped)).toEqual(["sh", "-c", "echo a; exit 2"]);
     expect(userShellCommand("echo $(touch PWN)")).toBe("sh -c 'echo $(touch PWN)'");
   });
+
+  it("userShellCommand leaves only text every shell reads the same bare", () => {
+    for (const plain of ["npm test -- --run", "make check", "node dist/cli.cjs --x=1 a,b @c +d"]) {
+      expect(userShellCommand(plain)).toBe(plain);
+    }
+    // Each means something else in bash or zsh than in the sh -c the check ran under.
+    for (const special of [
+      "test {1..1} = 1",
+      "[[ a == a ]]",
+      "test ! -e x",
+      "ls **/*.ts",
+      "ls !(x)",
+      "ls ~",
+      "kill %1",
+      "echo $HOME",
+      "=ls",
+      "test a == b",
+      "echo\tx",
+      'echo "x"',
+    ]) {
+      const wrapped = userShellCommand(special);
+      expect(shWords(wrapped), special).toEqual(["sh", "-c", special]);
+    }
+  });
 });
 
 /**

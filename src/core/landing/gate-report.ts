@@ -170,10 +170,11 @@ export function noChecksHint(): string {
 }
 
 /**
- * `cd <path> && <command>`. A command with its own lists, pipes or
- * background jobs goes through `sh -c`, so that pasting it runs all of it in
- * the checkout (and an `exit` in it cannot close the user's shell). `first`
- * runs in the checkout before it (an integration gate's `berth update`).
+ * `cd <path> && <command>`. The command goes through `sh -c`, as the check
+ * did, unless every shell reads it the same (userShellCommand): pasted into
+ * bash or zsh it then runs the same, all of it in the checkout (and an `exit`
+ * in it cannot close the user's shell). `first` runs in the checkout before
+ * it (an integration gate's `berth update`).
  */
 export function reproduceCommand(
   path: string,
