@@ -44,14 +44,27 @@ export function commandSequence(...commands: readonly CommandLine[]): CommandLin
  */
 const SAME_IN_EVERY_SHELL = /^[A-Za-z0-9 _./=:,@+-]+$/;
 
+/** The variables berth set for a command, and the ones it removed from the caller's. */
+export interface CommandEnvironment {
+  set: Readonly<Record<string, string>>;
+  unset: readonly string[];
+}
+
 /**
  * A shell command the user wrote (a check in berth.toml), as a line that runs
  * it the way berth did, with `sh -c`: pasted into bash or zsh, brace
  * expansion, globbing or `[[` would otherwise change what it does. Only text
  * every shell reads the same is left bare (a word starting with "=" is zsh's
- * command-path expansion, so it is wrapped too).
+ * command-path expansion, so it is wrapped too). With `env`, the line sets
+ * (and removes) what berth did for it: `env -u X BERTH_ID=… sh -c '…'` (always
+ * `sh -c` then: `env` cannot run a builtin such as `exit` or `cd`).
  */
-export function userShellCommand(text: string): CommandLine {
+export function userShellCommand(text: string, env?: CommandEnvironment): CommandLine {
+  const removed = (env?.unset ?? []).flatMap((name) => ["-u", name]);
+  const assigned = Object.entries(env?.set ?? {}).map(([name, value]) => `${name}=${value}`);
+  if (removed.length > 0 || assigned.length > 0) {
+    return shellCommand(["env", ...removed, ...assigned, "sh", "-c", text]);
+  }
   if (SAME_IN_EVERY_SHELL.test(text) && !/(^| )=/.test(text)) return text as CommandLine;
   return shellCommand(["sh", "-c", text]);
 }

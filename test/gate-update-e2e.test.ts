@@ -54,7 +54,10 @@ describe("berth gate (binary)", () => {
     expect(human.code).toBe(1);
     expect(human.stdout).toMatch(/failed\s+unit/);
     expect(human.stderr).toContain("assertion failed: 2 != 3");
-    expect(human.stderr).toContain(`reproduce: cd ${path} && sh -c`);
+    expect(human.stderr).toContain(`reproduce: cd ${path} && env BERTH_ID=`);
+    expect(human.stderr).toContain(
+      " sh -c 'echo setting up; echo assertion failed: 2 != 3; exit 2'",
+    );
 
     const after = await runBerth(["status", "--json"], { cwd: path, env: repo.env });
     expect(after.json.data.worktrees[0].receipt).toBe("missing");

@@ -123,8 +123,12 @@ describe("berth gate", () => {
     expect(result.ok).toBe(false);
     expect(result.error?.code).toBe("gate_failed");
     expect(result.error?.message).toContain('"unit"');
-    expect(result.error?.next).toBe(
-      `cd ${path} && sh -c 'echo first; echo '\\''expected 2, got 3'\\''; exit 1'`,
+    // In the berth, with the BERTH_* variables the check ran with, through sh -c as it ran.
+    const next = result.error?.next as string;
+    expect(next.startsWith(`cd ${path} && env BERTH_ID=work-`)).toBe(true);
+    expect(next).toContain(` BERTH_PATH=${path} `);
+    expect(next.endsWith(` sh -c 'echo first; echo '\\''expected 2, got 3'\\''; exit 1'`)).toBe(
+      true,
     );
     expect(result.data?.failures).toEqual([
       expect.objectContaining({ name: "unit", tail: "first\nexpected 2, got 3" }),
@@ -136,7 +140,7 @@ describe("berth gate", () => {
     const human = renderGate(result, plain);
     expect(human.stdout).toMatch(/failed\s+unit/);
     expect(human.stderr).toContain("expected 2, got 3");
-    expect(human.stderr).toContain(`reproduce: cd ${path} && sh -c`);
+    expect(human.stderr).toContain(`reproduce: ${next}\n`);
   });
 
   it("kills a check that sleeps past its timeout_s, with its children, and reports it timed out", async () => {

@@ -174,6 +174,10 @@ describe("landing a fleet through the queue", () => {
     expect(existsSync(failure.log)).toBe(true);
     expect(failure.log.startsWith(join(repo.path, ".git", "berth", "queue"))).toBe(true);
     expect(failure.reproduce.startsWith(`cd ${sneaky.path} && berth update && `)).toBe(true);
+    // ...with that berth's BERTH_* variables, as its own gate would run the check.
+    expect(failure.reproduce).toContain(` env BERTH_ID=${sneaky.id} `);
+    expect(failure.reproduce).toContain(` BERTH_PATH=${sneaky.path} `);
+    expect(failure.reproduce).not.toContain("integrate-");
     expect(existsSync(run.json.data.gate.path)).toBe(false);
     expect(tip(repo, "main")).toBe(trunkBefore);
     expect(existsSync(sneaky.path)).toBe(true);

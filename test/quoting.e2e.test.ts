@@ -45,8 +45,9 @@ function stubBin(root: string): { bin: string; log: string } {
     );
     chmodSync(file, 0o755);
   }
-  // Real enough to be dangerous: sh for `sh -c` reproduce lines, touch for the attack.
-  for (const tool of ["sh", "touch"]) {
+  // Real enough to be dangerous: env and sh for `env BERTH_…=… sh -c` reproduce lines
+  // (the berth's hostile path is one of the values), touch for the attack.
+  for (const tool of ["env", "sh", "touch"]) {
     const real = spawnSync("/bin/sh", ["-c", `command -v ${tool}`], { encoding: "utf8" });
     symlinkSync(real.stdout.trim(), join(bin, tool));
   }

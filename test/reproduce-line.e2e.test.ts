@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { makeRepo, makeTempDir, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
  * Spec invariant 10 for the gate's reproduce line: pasted into the user's
@@ -70,5 +70,35 @@ describe("the gate's reproduce line, pasted into bash (invariant 10)", () => {
     expect(next).not.toContain("'\\''");
     const pasted = pasteIntoBash(next, userEnv);
     expect(pasted.status, `${next}\n${pasted.stderr}`).toBe(exitCode);
+  });
+
+  it("runs the check with the BERTH_* variables it had in the gate", async () => {
+    const { next, exitCode, userEnv } = await redGate(
+      `{ name = "port", run = "test -z \\"$BERTH_PORT\\"" },`,
+    );
+    expect(exitCode).toBe(1);
+    expect(userEnv.BERTH_PORT).toBeUndefined();
+    const pasted = pasteIntoBash(next, userEnv);
+    expect(pasted.status, `${next}\n${pasted.stderr}`).toBe(exitCode);
+  });
+
+  it("sees exactly the BERTH_* environment the check saw, stale values in the user's shell removed", async () => {
+    const outDir = makeTempDir();
+    onTestFinished(outDir.cleanup);
+    const out = join(outDir.path, "berth-env.txt");
+    const { next, exitCode, userEnv } = await redGate(
+      `{ name = "env", run = "env | grep '^BERTH_' | sort > \\"$OUT\\"; exit 3" },`,
+      // The user's shell holds values of its own: berth replaces or drops them for the check.
+      { OUT: out, BERTH_PORT: "1", BERTH_RESOURCE: "stale" },
+    );
+    expect(exitCode).toBe(3);
+    const seen = readFileSync(out, "utf8");
+    expect(seen).toContain("BERTH_ID=work-");
+    expect(seen).not.toContain("BERTH_PORT=1\n");
+    expect(seen).not.toContain("BERTH_RESOURCE");
+    rmSync(out);
+    const pasted = pasteIntoBash(next, userEnv);
+    expect(pasted.status, `${next}\n${pasted.stderr}`).toBe(exitCode);
+    expect(readFileSync(out, "utf8")).toBe(seen);
   });
 });

@@ -91,6 +91,25 @@ describe("shellQuote", () => {
       expect(shWords(wrapped), special).toEqual(["sh", "-c", special]);
     }
   });
+
+  it("userShellCommand with an environment sets and removes it through env, then sh -c", () => {
+    const line = userShellCommand("npm test", {
+      set: { BERTH_ID: "a-1", BERTH_PATH: "/tmp/my repo 'q'" },
+      unset: ["BERTH_RESOURCE"],
+    });
+    expect(line.startsWith("env -u BERTH_RESOURCE BERTH_ID=a-1 'BERTH_PATH=")).toBe(true);
+    expect(line.endsWith(" sh -c 'npm test'")).toBe(true);
+    expect(shWords(line)).toEqual([
+      "env",
+      "-u",
+      "BERTH_RESOURCE",
+      "BERTH_ID=a-1",
+      "BERTH_PATH=/tmp/my repo 'q'",
+      "sh",
+      "-c",
+      "npm test",
+    ]);
+  });
 });
 
 /**

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { dbNameFor } from "../../src/core/berth/identity.js";
 import { PROJECT_ROOT, type RunResult, runBerth, type TestRepo } from "../helpers/repo.js";
 
 /**
@@ -20,6 +21,8 @@ const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d
 const RECOVERY_STAMP = /\b\d{8}T\d{6}(?:\.\d+)?Z\b/g;
 /** An await continuation handle in a printed command (random per run). */
 const RESUME_HANDLE = /--resume [0-9a-f]{16}\b/g;
+/** The port in a printed command's `env BERTH_PORT=…` (it follows from the random id). */
+const PORT_ASSIGNMENT = /\bBERTH_PORT=\d+/g;
 /** Keys whose values are timings: they differ on every run. */
 const TIMING_KEY = /(?:^|_)(?:ms|duration|elapsed)$/;
 /** Keys whose values follow from a random id (the port) or from the process. */
@@ -137,9 +140,19 @@ export class Golden {
   normalise(doc: unknown): unknown {
     let text = JSON.stringify(doc);
     text = text.split(this.repo.dir.path).join("<tmp>");
-    text = this.replaceInOrder(text, [...this.ids.keys()], (id, n) =>
-      this.ids.get(id)?.keepPrefix ? `${id.slice(0, -7)}-<id${n}>` : `<id${n}>`,
+    // A berth's database name (a reproduce line's BERTH_DB) is its id spelled with "_".
+    const idOfDb = new Map([...this.ids.keys()].map((id) => [dbNameFor(id), id]));
+    text = this.replaceInOrder(
+      text,
+      [...this.ids.keys(), ...idOfDb.keys()],
+      (value, n) => {
+        const id = idOfDb.get(value) ?? value;
+        const joiner = id === value ? "-" : "_";
+        return this.ids.get(id)?.keepPrefix ? `${value.slice(0, -7)}${joiner}<id${n}>` : `<id${n}>`;
+      },
+      (value) => idOfDb.get(value) ?? value,
     );
+    text = text.replace(PORT_ASSIGNMENT, "BERTH_PORT=<port>");
     text = this.replaceInOrder(text, [...this.volatileOids], (_oid, n) => `<merge-oid${n}>`);
     text = text.replace(ISO_TIME, (time) => (FIXED_GIT_TIMES.has(time) ? time : "<time>"));
     text = text.replace(RECOVERY_STAMP, "<stamp>");
@@ -147,11 +160,12 @@ export class Golden {
     return this.normaliseFields(JSON.parse(text), new Map());
   }
 
-  /** Replaces each of `values` in `text`, numbered by first appearance. */
+  /** Replaces each of `values` in `text`, numbered by first appearance (of its `key`). */
   private replaceInOrder(
     text: string,
     values: string[],
     placeholder: (value: string, n: number) => string,
+    key: (value: string) => string = (value) => value,
   ): string {
     if (values.length === 0) return text;
     const alternatives = [...values]
@@ -160,10 +174,10 @@ export class Golden {
     const pattern = new RegExp(`(?<![a-z0-9])(?:${alternatives.join("|")})(?![a-z0-9])`, "g");
     const numbers = new Map<string, number>();
     return text.replace(pattern, (value) => {
-      let n = numbers.get(value);
+      let n = numbers.get(key(value));
       if (n === undefined) {
         n = numbers.size + 1;
-        numbers.set(value, n);
+        numbers.set(key(value), n);
       }
       return placeholder(value, n);
     });

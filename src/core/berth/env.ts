@@ -1,3 +1,4 @@
+import type { CommandEnvironment } from "../../text.js";
 import { dbNameFor } from "./identity.js";
 
 /** The facts a project command may read, all through `BERTH_*` variables (spec section 3). */
@@ -22,6 +23,20 @@ export function berthVariables(facts: BerthFacts, resource?: string): Record<str
     BERTH_REPO: facts.repo,
     ...(resource === undefined ? {} : { BERTH_RESOURCE: resource }),
   };
+}
+
+/**
+ * What commandEnv changes in `base`, for a printed command that must run the
+ * same (invariant 10): the variables berth sets, and the stale BERTH_* it drops.
+ */
+export function commandEnvChanges(
+  base: NodeJS.ProcessEnv,
+  variables: Record<string, string>,
+): CommandEnvironment {
+  const unset = Object.keys(base).filter(
+    (key) => key.startsWith("BERTH_") && base[key] !== undefined && !(key in variables),
+  );
+  return { set: variables, unset: unset.sort() };
 }
 
 /** The caller's environment with berth's variables on top (stale BERTH_* values removed). */

@@ -1,7 +1,13 @@
 import type { ErrorCode } from "../../errors.js";
 import { receiptPath } from "../../io/receipt-file.js";
 import type { PlanStep, StepOutcome } from "../../result.js";
-import { type CommandLine, commandSequence, shellCommand, userShellCommand } from "../../text.js";
+import {
+  type CommandEnvironment,
+  type CommandLine,
+  commandSequence,
+  shellCommand,
+  userShellCommand,
+} from "../../text.js";
 import {
   type GateApplied,
   type GateCheckReport,
@@ -48,7 +54,7 @@ export function gateData(
         reason: run.reason,
         tail: run.tail,
         log: run.logPath,
-        reproduce: reproduceCommand(plan.path, run.command),
+        reproduce: reproduceCommand(plan.path, run.command, applied?.environment),
       }),
     );
   return {
@@ -170,16 +176,21 @@ export function noChecksHint(): string {
 }
 
 /**
- * `cd <path> && <command>`. The command goes through `sh -c`, as the check
- * did, unless every shell reads it the same (userShellCommand): pasted into
- * bash or zsh it then runs the same, all of it in the checkout (and an `exit`
- * in it cannot close the user's shell). `first` runs in the checkout before
- * it (an integration gate's `berth update`).
+ * `cd <path> && env BERTH_…=… sh -c <command>`. The command goes through
+ * `sh -c` with the BERTH_* variables it ran with (userShellCommand): pasted
+ * into bash or zsh it then runs the same, all of it in the checkout (and an
+ * `exit` in it cannot close the user's shell). `first` runs in the checkout
+ * before it (an integration gate's `berth update`).
  */
 export function reproduceCommand(
   path: string,
   command: string,
+  environment: CommandEnvironment | undefined,
   ...first: readonly CommandLine[]
 ): CommandLine {
-  return commandSequence(shellCommand(["cd", path]), ...first, userShellCommand(command));
+  return commandSequence(
+    shellCommand(["cd", path]),
+    ...first,
+    userShellCommand(command, environment),
+  );
 }

@@ -18,8 +18,14 @@ import { perBerthDir } from "../../io/paths.js";
 import type { ReadyMarker } from "../../io/ready-marker.js";
 import { deleteReceipt, type Receipt, writeReceipt } from "../../io/receipt-file.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
-import { type CommandLine, commandSequence, shellCommand, shortOid } from "../../text.js";
-import { commandEnv } from "../berth/env.js";
+import {
+  type CommandEnvironment,
+  type CommandLine,
+  commandSequence,
+  shellCommand,
+  shortOid,
+} from "../../text.js";
+import { commandEnv, commandEnvChanges } from "../berth/env.js";
 import {
   type CheckoutLocation,
   checkoutVariables,
@@ -231,6 +237,8 @@ export interface GateApplied {
   reason: string;
   /** What changed under a green run so that no receipt was written; null otherwise. */
   change: string | null;
+  /** The BERTH_* variables the checks ran with: a reproduce line sets them too. */
+  environment: CommandEnvironment;
 }
 
 /**
@@ -294,7 +302,8 @@ export async function applyGate(
   ]);
   const moved = head === null || head.commit !== plan.commit || head.branch !== plan.branch;
   const dirtied = status === null || status.changedFiles > 0;
-  const base = { runs, green, interrupted, moved, dirtied, change: null };
+  const environment = commandEnvChanges(ctx.env, variables);
+  const base = { runs, green, interrupted, moved, dirtied, change: null, environment };
 
   const red = runs.some((run) => run.outcome === "failed" || run.outcome === "timed_out");
   if (red) {

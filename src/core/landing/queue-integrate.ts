@@ -6,8 +6,10 @@ import { keepQueueLog, type QueueEntry } from "../../io/queue-store.js";
 import { writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { VerbResult } from "../../result.js";
 import { acceptingInstead, shellCommand } from "../../text.js";
+import { commandEnvChanges } from "../berth/env.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import { startBerth } from "../lifecycle/start.js";
+import { checkoutVariables } from "../repo/checkout.js";
 import type { Repository } from "../repo/repository.js";
 import { type AcceptData, applyAccept, planAccept } from "./accept.js";
 import { reproduceCommand } from "./gate-report.js";
@@ -243,21 +245,32 @@ export async function integrate(
  * checkout, which is removed next: each failed check's log is kept in the
  * queue's folder, and its reproduce line runs the check in the berth that
  * led the group, once the trunk is merged there (the refusal's next does the
- * same with `berth update` and `berth gate`). The checkout's own path would
- * name a folder that is gone.
+ * same with `berth update` and `berth gate`), with that berth's BERTH_*
+ * variables, as its own gate would. The checkout's own path would name a
+ * folder that is gone.
  */
 async function keepIntegrationFailures(
   lander: Lander,
   leader: QueueEntry,
   applied: VerbResult<AcceptData>,
 ): Promise<void> {
-  for (const failure of applied.data?.gate?.failures ?? []) {
+  const gate = applied.data?.gate;
+  const path = leader.path ?? lander.repo.mainPath;
+  const marker = leader.path === null ? null : { id: leader.id };
+  const variables = checkoutVariables(
+    lander.repo,
+    { path, branch: leader.branch, marker },
+    gate?.trunk ?? null,
+  );
+  const environment = commandEnvChanges(lander.ctx.env, variables);
+  for (const failure of gate?.failures ?? []) {
     if (failure.log !== null) {
       failure.log = await keepQueueLog(lander.repo.location.commonDir, leader.seq, failure.log);
     }
     failure.reproduce = reproduceCommand(
-      leader.path ?? lander.repo.mainPath,
+      path,
       failure.command,
+      environment,
       shellCommand(["berth", "update"]),
     );
   }

@@ -113,7 +113,7 @@ export interface CheckoutFacts {
   path: string;
   branch: string;
   /** null for a checkout berth did not create (the main checkout, a hand-made worktree). */
-  marker: ReadyMarker | null;
+  marker: Pick<ReadyMarker, "id"> | null;
 }
 
 /**
