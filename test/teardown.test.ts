@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { surveyFleet } from "../src/core/fleet/survey.js";
@@ -240,5 +240,36 @@ describe("a forced drop that cannot write its recovery ref", () => {
     expect(fleetSnapshot(repo)).toBe(before);
     expect(markerLines(marker)).toHaveLength(2);
     expect(existsSync(data.path)).toBe(true);
+  });
+});
+
+describe("a forced drop re-checks the work it was planned to discard", () => {
+  it("an edit and a new file made while the confirmation waited: refused, both kept, no resource destroyed", async () => {
+    const { repo, ctx, marker, data } = await setUp();
+    repo.write("work.txt", "unlanded\n", data.path);
+    repo.commit("unlanded work", data.path);
+    const plan = await planDrop(ctx, { target: data.id, force: true });
+    expect(plan.data.reasons.map((r) => r.kind)).toEqual(["unlanded"]);
+    // Work done while the [y/N] is up: the plan named only the commit.
+    repo.write("work.txt", "edited after the plan\n", data.path);
+    repo.write("notes.txt", "new after the plan\n", data.path);
+    const error = (await applyDrop(ctx, plan).catch((e: unknown) => e)) as UserError;
+    expect(error).toBeInstanceOf(UserError);
+    expect(error.message).toContain("changed since the plan");
+    expect(error.message).toContain("work.txt, notes.txt");
+    expect(readFileSync(join(data.path, "work.txt"), "utf8")).toBe("edited after the plan\n");
+    expect(readFileSync(join(data.path, "notes.txt"), "utf8")).toBe("new after the plan\n");
+    expect(markerLines(marker)).toHaveLength(2);
+  });
+
+  it("the uncommitted files the plan listed, and no others: dropped", async () => {
+    const { repo, ctx, data } = await setUp();
+    repo.write("scratch.txt", "listed\n", data.path);
+    const plan = await planDrop(ctx, { target: data.id, force: true });
+    expect(plan.data.reasons.map((r) => r.kind)).toEqual(["uncommitted"]);
+    repo.write("scratch.txt", "listed, edited again\n", data.path);
+    const result = await applyDrop(ctx, plan);
+    expect(result.ok).toBe(true);
+    expect(existsSync(data.path)).toBe(false);
   });
 });

@@ -35,6 +35,12 @@ export type ForceReason =
 const NAMED_FILES = 10;
 const NAMED_COMMITS = 10;
 
+/** What a drop would discard: the reasons, and every uncommitted path (null: unreadable). */
+export interface ForceReading {
+  reasons: ForceReason[];
+  changedPaths: string[] | null;
+}
+
 /**
  * `adminDir`: the checkout's folder under `<common>/worktrees/`. `orphanedTip`:
  * the last commit of a branch deleted under the checkout, from its HEAD log.
@@ -45,18 +51,21 @@ export async function forceReasons(
   worktree: WorktreeFacts,
   adminDir: string,
   orphanedTip: string | null,
-): Promise<ForceReason[]> {
+): Promise<ForceReading> {
   const { entry } = worktree;
   const trunkTip = survey.trunk.tip;
   const reasons: ForceReason[] = [];
+  let changedPaths: string[] | null = [];
   if (!entry.prunable) {
     const [status, hidden] = await Promise.all([
       readWorktreeStatus(entry.path).catch(() => null),
       readHiddenChanges(entry.path).catch(() => null),
     ]);
     if (status === null || hidden === null) {
+      changedPaths = null;
       reasons.push({ kind: "unknown", detail: "its working tree cannot be read" });
     } else if (status.changedFiles + hidden.length > 0) {
+      changedPaths = [...hidden.map((h) => h.path), ...status.paths];
       reasons.push(uncommitted(entry.path, status.changedFiles, status.paths, hidden));
     }
   }
@@ -72,14 +81,14 @@ export async function forceReasons(
         detail: `its branch ${entry.branch} was deleted under it: its last commit, ${shortOid(orphanedTip)}, is only in the checkout's HEAD log`,
       });
     }
-    return reasons;
+    return { reasons, changedPaths };
   }
   if (trunkTip === null) {
     reasons.push({
       kind: "unknown",
       detail: "the trunk is unknown, so whether its commits are on it cannot be told",
     });
-    return reasons;
+    return { reasons, changedPaths };
   }
   const ahead = worktree.ahead;
   if (ahead === null) {
@@ -92,7 +101,7 @@ export async function forceReasons(
       .map(([name]) => name);
     reasons.push({ kind: "unlanded", count: ahead, commits, also_on: alsoOn });
   }
-  return reasons;
+  return { reasons, changedPaths };
 }
 
 /** git status's changes and the hidden ones, the hidden named first: nothing else shows them. */

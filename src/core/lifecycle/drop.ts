@@ -38,6 +38,7 @@ import {
 } from "./removal-facts.js";
 import {
   applyTeardown,
+  type Discarding,
   type TeardownTarget,
   teardownError,
   unreadableLedgerError,
@@ -89,6 +90,8 @@ export interface DropPlan {
   worktree: WorktreeFacts;
   target: TeardownTarget;
   data: DropData;
+  /** What a forced drop was planned to discard: the teardown refuses work beyond it. */
+  discarding: Discarding;
   steps: PlanStep[];
   hints: string[];
 }
@@ -115,7 +118,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     entry.head === null && entry.branch !== null && !entry.prunable
       ? readNewestReflogCommit(adminDir)
       : null;
-  const [reasons, activity] = await Promise.all([
+  const [{ reasons, changedPaths }, activity] = await Promise.all([
     forceReasons(repo, survey, worktree, adminDir, orphanedTip),
     readFleetActivity(repo, [worktree], ctx.now()),
   ]);
@@ -207,7 +210,11 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   if (branchToDrop !== null && entry.head !== null) {
     steps.push({ step: "delete branch", target: branchToDrop, detail: `at ${entry.head}` });
   }
-  return { repo, worktree, target, data, steps, hints };
+  const discarding: Discarding = {
+    changedPaths,
+    nestedCommits: discards.some((r) => r.kind === "nested_commits"),
+  };
+  return { repo, worktree, target, data, discarding, steps, hints };
 }
 
 /**
@@ -244,6 +251,7 @@ export async function applyDrop(ctx: Context, plan: DropPlan): Promise<VerbResul
       force: data.forced,
       requireClean: !data.forced,
       expectHead: data.head,
+      discarding: plan.discarding,
     });
     steps.push(...teardown.steps);
     data.resources_destroyed = teardown.destroyed;

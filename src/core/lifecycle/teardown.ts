@@ -52,8 +52,22 @@ export interface TeardownOptions {
   requireClean: boolean;
   /** Refuse unless HEAD is still this commit (what the caller planned on). */
   expectHead?: string | null | undefined;
+  /**
+   * A forced teardown's plan (drop --force): what the person chose to
+   * discard. Work beyond it since the plan (a file edited or added while the
+   * confirmation waited, nested commits made) refuses: only the work the plan
+   * named is discarded.
+   */
+  discarding?: Discarding | undefined;
   /** Housekeeping (prune): refuse when a resource has `gc = false`. */
   housekeeping?: boolean | undefined;
+}
+
+export interface Discarding {
+  /** Every uncommitted path the plan found; null: the plan could not read the tree. */
+  changedPaths: readonly string[] | null;
+  /** The plan listed commits only nested repositories hold. */
+  nestedCommits: boolean;
 }
 
 export type TeardownFailure =
@@ -241,15 +255,36 @@ async function recheck(
       return `changed since the plan: it now has ${hidden.length} uncommitted change(s) git status does not show: ${describeHiddenChanges(hidden)}`;
     }
   }
-  if (options.requireClean) {
+  if (!options.requireClean && options.discarding !== undefined && !entry.prunable) {
+    const beyond = await changesBeyondThePlan(target.path, options.discarding);
+    if (beyond !== null) return beyond;
+  }
+  if (options.requireClean || options.discarding?.nestedCommits === false) {
     // A folder deleted by hand leaves its submodules' repositories in the admin dir, which goes too.
     const adminDir = adminDirFor(repo.location.commonDir, target.adminKey);
     const nested = await nestedWorkAtRisk(target.path, adminDir);
     if (nested.length > 0) {
-      return `${describeNestedWork(nested)}; removing the checkout would delete them`;
+      const since = options.requireClean ? "" : "changed since the plan: ";
+      return `${since}${describeNestedWork(nested)}; removing the checkout would delete them`;
     }
   }
   return null;
+}
+
+/** Uncommitted paths a forced plan did not list, described; null when there are none. */
+async function changesBeyondThePlan(path: string, plan: Discarding): Promise<string | null> {
+  if (plan.changedPaths === null) return null;
+  const [status, hidden] = await Promise.all([
+    readWorktreeStatus(path).catch(() => null),
+    readHiddenChanges(path).catch(() => null),
+  ]);
+  if (status === null || hidden === null) return "changed since the plan: its state cannot be read";
+  const planned = new Set(plan.changedPaths);
+  const added = [...hidden.map((h) => h.path), ...status.paths].filter((p) => !planned.has(p));
+  if (added.length === 0) return null;
+  const named = added.slice(0, 5).join(", ");
+  const more = added.length > 5 ? ` and ${added.length - 5} more` : "";
+  return `changed since the plan: it now has uncommitted change(s) the plan did not list: ${named}${more}`;
 }
 
 /**
