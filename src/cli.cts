@@ -22,6 +22,30 @@ declare const BERTH_CORE_DIGEST: string | undefined;
 
 const args = process.argv.slice(2);
 
+/**
+ * Variables that point git at one repository, index or object store, whatever
+ * folder it runs in: set by git for its hooks (GIT_DIR, GIT_INDEX_FILE) and by
+ * `git --git-dir=...`. berth runs git in every checkout of the fleet and runs
+ * project commands in berths, so one inherited GIT_DIR would make each of
+ * them read or write that repository instead of its own. berth's repository
+ * is its folder's (decision 0067); user-wide settings (`git -c`) stay.
+ */
+for (const name of [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_IMPLICIT_WORK_TREE",
+  "GIT_COMMON_DIR",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_SHALLOW_FILE",
+  "GIT_GRAFT_FILE",
+  "GIT_PREFIX",
+  "GIT_INTERNAL_SUPER_PREFIX",
+]) {
+  delete process.env[name];
+}
+
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // What commander printed for it, and its exit: 0, even if the reader has gone.
   process.stdout.write(`${VERSION}\n`);
