@@ -252,6 +252,43 @@ describe("desk gate, update, accept", () => {
     expect((await itemFor(repo, berth)).row.behind).toBe(0);
   });
 
+  it("a gate refused for a berth behind the trunk: its next step runs in the berth's folder", async () => {
+    repo = makeRepo();
+    const berth = await startWithCommit(repo, "behind");
+    repo.write("trunk.txt", "moved\n");
+    repo.commit("trunk moves");
+    const proposal = await propose(repo, "gate", berth);
+    expect(proposal.kind).toBe("refused");
+    expect(proposal.kind === "refused" && proposal.text).toContain(
+      `next: cd ${berth.path} && berth update`,
+    );
+  });
+
+  it("a refused drop shows the command with its berth, never a bare verb", async () => {
+    repo = makeRepo();
+    const berth = await startWithCommit(repo, "held");
+    repo.git(["worktree", "lock", berth.path]);
+    const proposal = await propose(repo, "drop", berth);
+    expect(proposal.kind).toBe("refused");
+    expect(proposal.command).toBe(`berth worktree drop ${berth.id}`);
+  });
+
+  it("update: the trunk moved while the confirmation waited; nothing is merged, and it says so", async () => {
+    repo = makeRepo();
+    const berth = await startWithCommit(repo, "u");
+    repo.write("trunk.txt", "moved\n");
+    repo.commit("trunk moves");
+    const proposal = confirmable(await propose(repo, "update", berth));
+    expect(proposal.planText).toContain("would bring in 1 commit(s) from main");
+    const head = repo.git(["rev-parse", "HEAD"], berth.path);
+    repo.write("surprise.txt", "not in the plan\n");
+    repo.commit("trunk moves again");
+    const result = await proposal.apply(noSignal, () => undefined);
+    expect(result.ok).toBe(false);
+    expect(result.text).toContain("changed since the plan");
+    expect(repo.git(["rev-parse", "HEAD"], berth.path)).toBe(head);
+  });
+
   it("accepts with the command `berth accept <id> --yes` and lands the tip", async () => {
     repo = makeRepo();
     const berth = await startWithCommit(repo, "land");

@@ -53,7 +53,11 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
         confirmation: updateConfirmation(dry, c),
         note: null,
         apply: async (signal) =>
-          updateOutcome(await applyUntil(signal, ctx, (ctx) => runUpdate(ctx, {}))),
+          updateOutcome(
+            await applyUntil(signal, ctx, (ctx) =>
+              runUpdate(ctx, { confirmed: dry.data ?? undefined }),
+            ),
+          ),
       };
     },
   },

@@ -58,6 +58,9 @@ export async function runDeskAction(
     declared.inBerth ? commandSequence(shellCommand(["cd", item.row.path]), command) : command;
   const capture = captureContext(base, declared.inBerth ? item.row.path : env.cwd());
   const text = (outcome: CommandOutcome): string => {
+    const error = outcome.result.error;
+    // The verb names its next step for a person standing in the berth; the desk's person is not.
+    if (declared.inBerth && error?.next) error.next = inFolder(error.next);
     const printed = humanOutput(outcome, { stdout: c, stderr: c });
     return `${capture.output()}${printed.stdout}${printed.stderr}`;
   };
@@ -99,7 +102,11 @@ export async function runDeskAction(
     run.then(
       (outcome) => {
         if (proposed) return;
-        const command = inFolder(shellCommand(["berth", ...declared.verb.split(" ")]));
+        // As the CLI would be run for it: in the berth, or naming the berth.
+        const verb = ["berth", ...declared.verb.split(" ")];
+        const command = declared.inBerth
+          ? inFolder(shellCommand(verb))
+          : shellCommand([...verb, item.row.id]);
 
         propose({ kind: "refused", action, command, text: text(outcome) });
       },

@@ -60,6 +60,11 @@ import { untrackedFilesInTheWay } from "./files-in-the-way.js";
 export interface UpdateOptions {
   from?: string | undefined;
   dryRun?: boolean;
+  /**
+   * The dry run a person confirmed (the desk's `u`): the merge happens only
+   * if the source and the berth's HEAD are still where that plan found them.
+   */
+  confirmed?: Pick<UpdateData, "from_tip" | "head_before"> | undefined;
 }
 
 export interface EnsureRun {
@@ -178,6 +183,21 @@ export async function runUpdate(
     return plannedResult("update", data, planSteps);
   }
 
+  const confirmed = options.confirmed;
+  if (
+    confirmed !== undefined &&
+    (confirmed.from_tip !== source.commit || confirmed.head_before !== headBefore)
+  ) {
+    const moved =
+      confirmed.from_tip !== source.commit
+        ? `${source.name} is at ${shortOid(source.commit)}, not ${shortOid(confirmed.from_tip)}`
+        : `${branch} is at ${shortOid(headBefore)}, not ${shortOid(confirmed.head_before)}`;
+    throw new UserError(
+      "precondition_failed",
+      `changed since the plan: ${moved}; nothing was merged. Update again to see the new plan.`,
+      { next: shellCommand(["berth", "update"]), data },
+    );
+  }
   ctx.journal.begin({ branch, path });
   const steps: StepOutcome[] = [];
   if (upToDate) {
