@@ -143,12 +143,14 @@ export function controlCharacters(text: string): string[] {
 }
 
 /**
- * Text a person wrote (a brief), for a terminal view: control characters are
- * shown as escapes, so printing it cannot recolor or wipe the screen. Newlines
- * and tabs are the text's layout and stay.
+ * Text a person or an agent wrote (a brief, a commit subject, a file name),
+ * for a terminal view: control characters are shown as escapes, so printing
+ * it cannot recolor or wipe the screen, or rewrite a confirmation's lines.
+ * Newlines and tabs are a brief's layout and stay; on a one-line field
+ * (`layout` false: a file name) they are escaped too.
  */
-export function visibleControls(text: string): string {
+export function visibleControls(text: string, layout = true): string {
   return Array.from(text, (char) =>
-    char !== "\n" && char !== "\t" && isControl(char) ? escapeControl(char) : char,
+    (!layout || (char !== "\n" && char !== "\t")) && isControl(char) ? escapeControl(char) : char,
   ).join("");
 }

@@ -94,6 +94,29 @@ describe("drop refuses work it would discard without --force", () => {
     repo.git(["merge-base", "--is-ancestor", commit, refs[0] as string]);
   });
 
+  it("a commit subject and a file name with control characters: the refusal shows them as escapes, --json keeps them", async () => {
+    const { repo, env } = setUp();
+    const berth = await startBerth(repo, "spoof", env);
+    repo.write("feature.txt", "work\n", berth.path);
+    const subject = "innocent\x1b[2K\r\x1b[31mdestroys NOTHING (safe)\x1b[0m";
+    repo.commit(subject, berth.path);
+    repo.write("odd\x1b[31mname.txt", "uncommitted\n", berth.path);
+    const refused = await runBerth(["worktree", "drop", berth.id, "--yes"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(refused.code).toBe(1);
+    expect(["\x1b", "\r"].filter((c) => refused.stderr.includes(c))).toEqual([]);
+    expect(refused.stderr).toContain("innocent\\x1b[2K\\x0d\\x1b[31mdestroys NOTHING");
+    expect(refused.stderr).toContain("odd\\x1b[31mname.txt");
+    const json = await runBerth(["worktree", "drop", berth.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    const unlanded = json.json.data.reasons.find((r: { kind: string }) => r.kind === "unlanded");
+    expect(unlanded.commits[0].subject).toBe(subject);
+  });
+
   it("a berth whose branch was deleted under it: the plan names the commit in its HEAD log, and --force keeps it in a recovery ref", async () => {
     const { repo, env } = setUp();
     const berth = await startBerth(repo, "orphaned", env);

@@ -2,7 +2,7 @@ import type { AcceptData } from "../core/landing/accept.js";
 import { NO_CHECKS_LABEL } from "../core/landing/gate.js";
 import { describeIgnored } from "../io/disk-usage.js";
 import { appliedResult, type PlanApplyResult } from "../result.js";
-import { shortOid } from "../text.js";
+import { shortOid, visibleControls } from "../text.js";
 import { renderGate } from "./gate-view.js";
 import { renderRefusal } from "./refusal.js";
 import type { Colors } from "./style.js";
@@ -55,7 +55,9 @@ export function acceptPlanText(data: AcceptData, c: Colors, integrates = false):
       );
     }
     for (const commit of data.commits.slice(0, COMMITS_SHOWN)) {
-      lines.push(`${" ".repeat(15)}${c.dim(shortOid(commit.oid))} ${commit.subject}`);
+      lines.push(
+        `${" ".repeat(15)}${c.dim(shortOid(commit.oid))} ${visibleControls(commit.subject)}`,
+      );
     }
     if (data.commit_count > COMMITS_SHOWN) {
       lines.push(`${" ".repeat(15)}${c.dim(`... and ${data.commit_count - COMMITS_SHOWN} more`)}`);

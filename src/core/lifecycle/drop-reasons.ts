@@ -2,7 +2,7 @@ import { listCommitsNotIn } from "../../git/commits.js";
 import { type HiddenChange, readHiddenChanges, revealCommand } from "../../git/hidden-changes.js";
 import type { CommitSubject } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
-import { type CommandLine, shortOid } from "../../text.js";
+import { type CommandLine, shortOid, visibleControls } from "../../text.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
 import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
@@ -135,10 +135,12 @@ export function describeReason(reason: ForceReason): string {
         reason.reveal === null
           ? ""
           : ` (git status does not show ${reason.hidden.join(", ")}: flagged assume-unchanged or skip-worktree; ${reason.reveal} shows them again)`;
-      return `${reason.count} uncommitted change(s): ${reason.files.join(", ")}${more}${hidden}`;
+      return `${reason.count} uncommitted change(s): ${reason.files.map((f) => visibleControls(f, false)).join(", ")}${more}${hidden}`;
     }
     case "unlanded": {
-      const named = reason.commits.map((c) => `${shortOid(c.oid)} ${c.subject}`).join("; ");
+      const named = reason.commits
+        .map((c) => `${shortOid(c.oid)} ${visibleControls(c.subject)}`)
+        .join("; ");
       const more =
         reason.count > reason.commits.length
           ? `; and ${reason.count - reason.commits.length} more`

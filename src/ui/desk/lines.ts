@@ -263,7 +263,7 @@ export function detailLines(
   } else {
     lines.push(`commits ahead of ${trunk} (${commitCount ?? detail.commits.length}):`);
     for (const commit of detail.commits) {
-      lines.push(`  ${shortOid(commit.oid)} ${commit.subject}`);
+      lines.push(`  ${shortOid(commit.oid)} ${visibleControls(commit.subject)}`);
     }
     const more = (commitCount ?? 0) - detail.commits.length;
     if (more > 0) lines.push(`  ... and ${more} more`);
@@ -273,7 +273,7 @@ export function detailLines(
       lines.push("changed files: not read");
     } else {
       lines.push(`changed files (${detail.fileCount ?? detail.files.length}):`);
-      for (const file of detail.files) lines.push(`  ${file}`);
+      for (const file of detail.files) lines.push(`  ${visibleControls(file, false)}`);
       const more = (detail.fileCount ?? 0) - detail.files.length;
       if (more > 0) lines.push(`  ... and ${more} more`);
     }
