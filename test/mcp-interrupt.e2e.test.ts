@@ -152,6 +152,54 @@ describe("berth mcp interrupts a landing when its client goes away", () => {
   });
 });
 
+describe("berth mcp stops on a stop signal with its stdin still open", () => {
+  function serve(r: TestRepo) {
+    const server = spawn(process.execPath, [BERTH_BIN, "mcp"], {
+      cwd: r.path,
+      env: r.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    spawned.add(server.pid as number);
+    const exited = new Promise<number | null>((resolve) => server.on("close", resolve));
+    return { server, exited };
+  }
+
+  it("SIGTERM mid-gate: the check stops, the call is answered interrupted, the server exits", async () => {
+    const { r, pidFile } = slowGateRepo();
+    repo = r;
+    const { server, exited } = serve(r);
+    const c = new Client({ name: "supervised-client", version: "1" });
+    await c.connect(pipeTransport(server));
+    const { path } = await berthWithWork(c, r);
+    const trunk = r.git(["rev-parse", "main"]);
+    const accept = c.callTool({ name: "accept", arguments: { path } }).then(
+      (answer) => answer,
+      (error: Error) => ({ isError: undefined, structuredContent: { thrown: error.message } }),
+    );
+    const sleeper = await checkStarted(pidFile);
+    server.kill("SIGTERM");
+
+    expect(await within(exited, 20_000, "the server to exit")).toBe(0);
+    expect(isGone(sleeper)).toBe(true);
+    const answer = await accept;
+    expect(answer.isError).toBe(true);
+    // biome-ignore lint/suspicious/noExplicitAny: the envelope's data is per verb.
+    expect((answer.structuredContent as any).error.message).toContain("interrupted");
+    expect(r.git(["rev-parse", "main"])).toBe(trunk);
+  });
+
+  it("SIGTERM while idle: the server exits 0", async () => {
+    const r = makeRepo();
+    repo = r;
+    const { server, exited } = serve(r);
+    const c = new Client({ name: "supervised-client", version: "1" });
+    await c.connect(pipeTransport(server));
+    await c.callTool({ name: "status", arguments: {} });
+    server.kill("SIGTERM");
+    expect(await within(exited, 20_000, "the server to exit")).toBe(0);
+  });
+});
+
 describe("berth mcp stops a call its client cancels", () => {
   async function connect(r: TestRepo): Promise<Client> {
     const transport = new StdioClientTransport({

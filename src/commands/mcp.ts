@@ -65,11 +65,15 @@ export function buildMcpServer(): McpServer {
   return server;
 }
 
+/** What ends the server besides its client closing stdin: a supervisor's stop, or a Ctrl-C. */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
 /**
- * Serves on stdin/stdout until the client closes stdin. Calls still running
- * then are interrupted, as a Ctrl-C would (a gate stops its checks, an await
- * ends), and answered before the server exits: none is cut off mid-way with
- * its child processes left running.
+ * Serves on stdin/stdout until the client closes stdin, or a stop signal
+ * (SIGINT, SIGTERM, SIGHUP) says to, idle or mid-call alike: a running
+ * call's own handler takes the signal only to stop that call. Calls still running then are interrupted, as a Ctrl-C would (a
+ * gate stops its checks, an await ends), and answered before the server
+ * exits: none is cut off mid-way with its child processes left running.
  */
 export async function serveMcp(): Promise<void> {
   const server = buildMcpServer();
@@ -78,6 +82,7 @@ export async function serveMcp(): Promise<void> {
     transport.onclose = () => resolve();
     process.stdin.once("end", () => resolve());
     process.stdin.once("close", () => resolve());
+    for (const name of STOP_SIGNALS) process.once(name, () => resolve());
   });
   await server.connect(transport);
   await closed;
