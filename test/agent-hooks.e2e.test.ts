@@ -98,6 +98,23 @@ describe("berth hook claude-worktree-create", () => {
     expect(worktreePaths(r)).toEqual([r.path]);
   });
 
+  it("refuses a payload larger than 1 MiB as too large, not as not JSON, and creates nothing", async () => {
+    const r = makeRepo();
+    repo = r;
+    const input = JSON.stringify({ worktree_name: "big", pad: "x".repeat(1024 * 1024) });
+    const run = await runBerth(["hook", "claude-worktree-create"], {
+      cwd: r.path,
+      env: r.env,
+      input,
+    });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(
+      "berth hook claude-worktree-create: stdin is larger than 1 MiB, which no hook payload is; nothing changed.\n",
+    );
+    expect(worktreePaths(r)).toEqual([r.path]);
+  });
+
   it("fails non-zero outside a repository, with the reason on stderr", async () => {
     const r = makeRepo();
     repo = r;

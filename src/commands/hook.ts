@@ -23,7 +23,7 @@ import { runVerb } from "./run-verb.js";
 /** Claude Code `WorktreeCreate`: start a berth named as the harness asked; stdout is its path alone. */
 export async function hookWorktreeCreateCommand(
   ctx: Context,
-  stdin: string,
+  stdin: string | null,
 ): Promise<CommandOutcome> {
   const payload = parseHookPayload(stdin);
   const here = payload.cwd === null ? ctx : { ...ctx, cwd: payload.cwd };
@@ -40,7 +40,7 @@ export async function hookWorktreeCreateCommand(
  */
 export async function hookWorktreeRemoveCommand(
   ctx: Context,
-  stdin: string,
+  stdin: string | null,
 ): Promise<CommandOutcome> {
   const payload = parseHookPayload(stdin);
   const target = payload.worktreePath;
@@ -81,7 +81,7 @@ export interface SessionStartData {
  */
 export async function hookSessionStartCommand(
   ctx: Context,
-  stdin: string,
+  stdin: string | null,
 ): Promise<CommandOutcome> {
   const payload = parseHookPayload(stdin);
   const here = payload.cwd === null ? ctx : { ...ctx, cwd: payload.cwd };

@@ -19,8 +19,9 @@ export interface HookPayload {
   worktreePath: string | null;
 }
 
-/** Parses the payload text; an empty stdin is an empty payload. */
-export function parseHookPayload(text: string): HookPayload {
+/** Parses the payload text; an empty stdin is an empty payload, null one too large to read. */
+export function parseHookPayload(text: string | null): HookPayload {
+  if (text === null) throw payloadError("stdin is larger than 1 MiB, which no hook payload is");
   if (text.trim() === "") return { cwd: null, name: null, worktreePath: null };
   let raw: unknown;
   try {
