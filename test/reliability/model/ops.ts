@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { CommandOutcome } from "../../../src/commands/outcome.js";
 import { startBerth } from "../../../src/core/lifecycle/start.js";
 import { UserError } from "../../../src/errors.js";
+import { asApplied } from "../../../src/result.js";
 import { renderJson } from "../../../src/ui/envelope.js";
 import { colorsFor } from "../../../src/ui/style.js";
 import type { Prng } from "./prng.js";
@@ -65,7 +66,19 @@ export type VerbOp =
   | { kind: "status"; cwd: string }
   | { kind: "accept"; cwd: string; target: string | undefined; subject: string | null }
   | { kind: "prune"; contained: boolean; yes: boolean }
-  | { kind: "drop"; target: string; subject: string | null; force: boolean; yes: boolean }
+  | {
+      kind: "drop";
+      target: string;
+      subject: string | null;
+      force: boolean;
+      yes: boolean;
+      /**
+       * A file written into the subject between the forced drop's plan and its
+       * apply (an edit made while the confirmation waited): the plan never
+       * named it, so it is not the person's to lose (invariant 2).
+       */
+      raced?: string | undefined;
+    }
   | { kind: "setup"; cwd: string }
   | { kind: "teardown"; cwd: string };
 
@@ -346,7 +359,12 @@ export function chooseVerbOp(rng: Prng, world: World, s: Snapshot): VerbOp {
     case "drop":
     case "drop-force": {
       const { target, subject } = chooseTarget(rng, world, s, prefixBranches);
-      return { kind: "drop", target, subject, force: kind === "drop-force", yes: true };
+      const force = kind === "drop-force";
+      const raced =
+        force && subject !== null && existsSync(subject) && rng.chance(0.3)
+          ? `raced-${world.next()}.txt`
+          : undefined;
+      return { kind: "drop", target, subject, force, yes: true, raced };
     }
     case "setup":
       return { kind, cwd: rng.pick(live).path };
@@ -568,7 +586,7 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
 export async function applyVerb(world: World, op: VerbOp, rng: Prng): Promise<VerbOutcome> {
   const ctx = world.context("cwd" in op ? op.cwd : world.mainPath);
   try {
-    const outcome = await runInProcess(op, ctx, rng);
+    const outcome = await runInProcess(world, op, ctx, rng);
     // Rendering is part of the verb: a crash there is a crash the user sees.
     outcome.human(colorsFor(false, {}));
     renderJson(outcome.result);
@@ -605,6 +623,7 @@ export async function applyVerb(world: World, op: VerbOp, rng: Prng): Promise<Ve
 }
 
 async function runInProcess(
+  world: World,
   op: VerbOp,
   ctx: ReturnType<World["context"]>,
   rng: Prng,
@@ -637,12 +656,20 @@ async function runInProcess(
         contained: op.contained,
         yes: op.yes,
       });
-    case "drop":
-      return (await import("../../../src/commands/worktree-drop.js")).worktreeDropCommand(
-        ctx,
-        op.target,
-        { force: op.force, yes: op.yes },
+    case "drop": {
+      const { dropOutcome, worktreeDropCommand } = await import(
+        "../../../src/commands/worktree-drop.js"
       );
+      if (op.raced === undefined || op.subject === null) {
+        return worktreeDropCommand(ctx, op.target, { force: op.force, yes: op.yes });
+      }
+      const { applyDrop, planDrop } = await import("../../../src/core/lifecycle/drop.js");
+      const plan = await planDrop(ctx, { target: op.target, force: true });
+      const content = `raced ${op.raced}\n`;
+      writeFileSync(join(op.subject, op.raced), content);
+      world.dirtyOf(op.subject).set(op.raced, content);
+      return dropOutcome(asApplied(await applyDrop(ctx, plan)));
+    }
     case "setup":
       return (await import("../../../src/commands/worktree-setup.js")).worktreeSetupCommand(
         ctx,
@@ -679,7 +706,7 @@ export function describeOp(op: Op): string {
     case "prune":
       return `berth worktree prune${op.contained ? " --contained" : ""}${op.yes ? " --yes" : ""}`;
     case "drop":
-      return `berth worktree drop ${op.target}${op.force ? " --force" : ""}${op.yes ? " --yes" : ""}`;
+      return `berth worktree drop ${op.target}${op.force ? " --force" : ""}${op.yes ? " --yes" : ""}${op.raced ? `  (${op.raced} written after the plan)` : ""}`;
     default:
       return `[hand] ${JSON.stringify(op)}`;
   }

@@ -180,7 +180,7 @@ class SequenceRun {
     this.stats.commitsChecked += check.commitsChecked;
     this.add(this.stats.byVerb, op.kind);
     const code = outcome.ok ? "ok" : (outcome.code ?? "failed");
-    const flags = `${op.kind === "prune" && op.contained ? " --contained" : ""}${op.kind === "drop" && op.force ? " --force" : ""}`;
+    const flags = `${op.kind === "prune" && op.contained ? " --contained" : ""}${op.kind === "drop" && op.force ? " --force" : ""}${op.kind === "drop" && op.raced ? " (edited after the plan)" : ""}`;
     this.add(this.stats.byCode, `${op.kind}${flags}: ${code}`);
     this.countEvents(before, after);
     const why =
