@@ -47,6 +47,18 @@ describe("a berth squash-merged on the remote's trunk", () => {
     expect(rowOf(after.json, x.id)).toMatchObject({ state: "integrated", ahead: 1 });
     // The local trunk did not move: integration is judged against the remote's trunk as fetched.
     expect(after.json.data.trunk.tip).toBe(m.one.git(["rev-parse", "main"]));
+    // await asks the same rule, of the remote's trunk.
+    const landed = await m.berth([
+      "await",
+      "--landed",
+      x.branch,
+      "--remote",
+      "--timeout",
+      "0",
+      "--json",
+    ]);
+    expect(landed.code, landed.stdout + landed.stderr).toBe(0);
+    expect(landed.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
 
     const dry = await m.berth(["worktree", "prune", "--dry-run", "--json"]);
     expect(dry.json.data.sections.landed).toEqual([
@@ -205,5 +217,42 @@ describe("integrated without a remote", () => {
     expect(r.git(["branch", "--list", k.branch])).toBe("");
     const recovery = r.git(["for-each-ref", "--format=%(objectname)", "refs/berth/recovery"]);
     expect(recovery).toBe(tip);
+  });
+});
+
+describe("a branch with no work of its own is not integrated, for await as for status", () => {
+  it.each([
+    [
+      "only an empty commit",
+      (m: TwoMachines, path: string) => m.one.commit("wip: nothing yet", path),
+    ],
+    [
+      "a commit and its revert",
+      (m: TwoMachines, path: string) => {
+        m.one.write("x.txt", "x\n", path);
+        m.one.commit("x", path);
+        m.one.git(["revert", "--no-edit", "HEAD"], path);
+        return m.one.git(["rev-parse", "HEAD"], path);
+      },
+    ],
+  ])("%s: status says active, await --landed (local and --remote) is not met", async (_, work) => {
+    const m = makeTwoMachines();
+    machines = m;
+    const start = await m.berth(["start", "x", "--json"]);
+    const x = start.json.data as { id: string; branch: string; path: string };
+    const tip = work(m, x.path);
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+
+    const status = await m.berth(["status", "--json"]);
+    expect(rowOf(status.json, x.id)).toMatchObject({ state: "active" });
+    const here = await m.berth(["await", "--landed", x.branch, "--timeout", "0", "--json"]);
+    expect(here.code, here.stdout + here.stderr).toBe(124);
+    expect(here.json.data).toMatchObject({ met: false, tip });
+    const there = await m.berth(
+      ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
+      m.two.path,
+    );
+    expect(there.code, there.stdout + there.stderr).toBe(124);
+    expect(there.json.data).toMatchObject({ met: false, tip });
   });
 });

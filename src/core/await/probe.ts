@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { isAncestor } from "../../git/ancestry.js";
 import { readRefTips } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
-import { readTreesOf } from "../../git/tree.js";
 import { readHeadFile } from "../../io/admin-dirs.js";
 import { landingLogDir, readLandingEntries } from "../../io/landing-log.js";
 import { monthFileName } from "../../io/month-files.js";
@@ -11,7 +10,7 @@ import { readyMarkerPath } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
 import { receiptPath } from "../../io/receipt-file.js";
 import { fileFingerprint, type WatchedFolder } from "../../io/watch.js";
-import { mergeChangesNothing } from "../fleet/integration.js";
+import { isTipIntegrated } from "../fleet/integration.js";
 import { landedQuestion } from "../fleet/landed.js";
 import { readReceiptView } from "../fleet/receipt-state.js";
 import { refFiles, refWatchFolders } from "../fleet/ref-watch.js";
@@ -297,10 +296,7 @@ export class ConditionProbe implements Probe<Observation> {
     const key = `integrated ${tip} ${trunkTip}`;
     let value = this.ancestry.get(key);
     if (value === undefined) {
-      const trunkTree = (await readTreesOf(this.setup.commonDir, [trunkTip])).get(trunkTip);
-      value =
-        trunkTree != null &&
-        (await mergeChangesNothing(this.setup.commonDir, trunkTip, trunkTree, tip));
+      value = await isTipIntegrated(this.setup.commonDir, trunkTip, tip);
       this.ancestry.set(key, value);
     }
     return value;

@@ -5,7 +5,7 @@ import { readTreesOf } from "../../git/tree.js";
 import { parseLandingLine } from "../../io/landing-log.js";
 import { EXIT_NOT_MET, type VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
-import { mergeChangesNothing, remoteTrunkRef } from "../fleet/integration.js";
+import { isTipIntegrated, remoteTrunkRef } from "../fleet/integration.js";
 import { gateDefinitionOf } from "../landing/gate-definition.js";
 import { type BranchLanding, LANDING_NOTES_REF, landingsOf } from "../landing/landings.js";
 import {
@@ -111,8 +111,7 @@ export async function awaitOnRemote(
     for (const pin of [...pinned].reverse()) {
       if (await isAncestor(cwd, pin, trunkTip))
         return { ...none, met: "landed", landedCommit: pin };
-      const trunkTree = (await readTreesOf(cwd, [trunkTip])).get(trunkTip);
-      if (trunkTree && (await mergeChangesNothing(cwd, trunkTip, trunkTree, pin))) {
+      if (await isTipIntegrated(cwd, trunkTip, pin)) {
         return { ...none, met: "landed", landedCommit: pin };
       }
     }

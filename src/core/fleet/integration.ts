@@ -2,8 +2,8 @@ import { GitError } from "../../errors.js";
 import { changesAgainst } from "../../git/diff-tree.js";
 import { mergedTree } from "../../git/merge.js";
 import type { RefEntry } from "../../git/parse.js";
-import { readObjectsAt } from "../../git/tree.js";
-import type { Ancestry } from "./commit-graph.js";
+import { readObjectsAt, readTreesOf } from "../../git/tree.js";
+import { type Ancestry, readAncestry } from "./commit-graph.js";
 import { mapPool } from "./pool.js";
 import { planWitnesses } from "./trunk-lacks.js";
 
@@ -25,7 +25,7 @@ import { planWitnesses } from "./trunk-lacks.js";
  *      for those.
  * The trunk compared with is `integrationTrunk`: the remote's trunk as last
  * fetched when `[remote].name` is set and the local trunk is not ahead of it,
- * else the local trunk.
+ * else the local trunk. await asks about one tip at a time (`isTipIntegrated`).
  */
 
 export interface IntegrationTrunk {
@@ -74,7 +74,7 @@ export interface IntegrationCandidate {
  */
 export async function findIntegratedTips(
   cwd: string,
-  trunk: IntegrationTrunk,
+  trunk: Pick<IntegrationTrunk, "tip" | "tree">,
   candidates: readonly IntegrationCandidate[],
   ancestry: Ancestry,
   lanes: number,
@@ -85,7 +85,7 @@ export async function findIntegratedTips(
 /** findIntegratedTips, and the tips the shortcut settled without a merge (which the tests check). */
 export async function judgeIntegration(
   cwd: string,
-  trunk: IntegrationTrunk,
+  trunk: Pick<IntegrationTrunk, "tip" | "tree">,
   candidates: readonly IntegrationCandidate[],
   ancestry: Ancestry,
   lanes: number,
@@ -135,8 +135,25 @@ export async function judgeIntegration(
   return { integrated, setAside };
 }
 
+/**
+ * The rule for one tip against one trunk tip (await's question, here or on a
+ * remote), over a commit graph of just the two: the same steps as the fleet's.
+ */
+export async function isTipIntegrated(
+  cwd: string,
+  trunkTip: string,
+  tip: string,
+): Promise<boolean> {
+  const ancestry = await readAncestry(cwd, [tip, trunkTip], { primary: trunkTip });
+  const tree = (await readTreesOf(cwd, [trunkTip])).get(trunkTip) ?? null;
+  const candidate = { tip, tree: null, fork: ancestry.forkPoint(tip, trunkTip) };
+  return (await findIntegratedTips(cwd, { tip: trunkTip, tree }, [candidate], ancestry, 1)).has(
+    tip,
+  );
+}
+
 /** Step 2: merging `tip` into `trunkTip` leaves `trunkTree` exactly, with no conflict. */
-export async function mergeChangesNothing(
+async function mergeChangesNothing(
   cwd: string,
   trunkTip: string,
   trunkTree: string,
