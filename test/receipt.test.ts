@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { inspectReceipt } from "../src/core/fleet/receipt-state.js";
 import { gateDefinitionOf } from "../src/core/landing/gate-definition.js";
+import { notesHonor, type ReceiptNote } from "../src/core/landing/receipt-notes.js";
 import { parseBatchCheck } from "../src/git/parse.js";
 import { readTreesOf } from "../src/git/tree.js";
 import type { GateCheckConfig } from "../src/io/config-types.js";
@@ -122,6 +123,39 @@ describe("inspectReceipt", () => {
     } finally {
       dir.cleanup();
     }
+  });
+});
+
+describe("notesHonor", () => {
+  const line = (ok: boolean, at: string, over: Partial<ReceiptNote> = {}): ReceiptNote => ({
+    commit: "c".repeat(40),
+    tree: T1,
+    branch: "berth/x",
+    gate_digest: "d1",
+    checks: [{ ok }],
+    created_at: at,
+    ...over,
+  });
+  const honors = (notes: ReceiptNote[]) => notesHonor(notes, "c".repeat(40), T1, "d1", 1);
+
+  it("the newest line for the commit, its tree and this gate decides, in any order", () => {
+    const green = line(true, "2026-01-01T00:00:01.000Z");
+    const red = line(false, "2026-01-01T00:00:02.000Z");
+    const again = line(true, "2026-01-01T00:00:03.000Z");
+    expect(honors([green])).toBe(true);
+    expect(honors([red, green])).toBe(false);
+    expect(honors([again, green, red])).toBe(true);
+    // A tie is red: fail closed.
+    expect(honors([green, line(false, green.created_at as string)])).toBe(false);
+  });
+
+  it("a newer red line for another tree or gate does not withdraw this one", () => {
+    const green = line(true, "2026-01-01T00:00:01.000Z");
+    const later = "2026-01-01T00:00:09.000Z";
+    expect(honors([green, line(false, later, { tree: T2 })])).toBe(true);
+    expect(honors([green, line(false, later, { gate_digest: "d2" })])).toBe(true);
+    expect(honors([line(true, later, { gate_digest: "d2" })])).toBe(false);
+    expect(honors([line(true, later, { checks: [] })])).toBe(false);
   });
 });
 

@@ -89,6 +89,50 @@ describe("receipts published as notes", () => {
     expect(stale.json.data).toMatchObject({ met: false, tip: newer });
   });
 
+  it("a red gate after a green one supersedes its note; a green one after that is green again", async () => {
+    const m = makeTwoMachines(CONFIG.replace('run = "true"', 'run = "test -z \\"$FAIL\\""'));
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    m.one.git(["push", "-q", "origin", x.branch], x.path);
+    const gate = (fail: boolean) =>
+      runBerth(["gate", "--json"], {
+        cwd: x.path,
+        env: { ...m.one.env, FAIL: fail ? "1" : "" },
+      });
+    const fromTwo = async () => {
+      const run = await m.berth(
+        ["await", "--green", x.branch, "--remote", "--timeout", "0", "--json"],
+        m.two.path,
+      );
+      const status = await m.berth(["status", "--remote", "--json"], m.two.path);
+      return { code: run.code, metBy: run.json.data.met_by, listed: status.json.data.remote_refs };
+    };
+
+    expect((await gate(false)).code).toBe(0);
+    expect(await fromTwo()).toEqual({
+      code: 0,
+      metBy: "receipt",
+      listed: [{ branch: x.branch, tip: x.tip, green: true }],
+    });
+
+    const red = await gate(true);
+    expect(red.code, red.stdout + red.stderr).toBe(1);
+    expect(red.json.data.receipt.reason).toContain("published to origin");
+    const lines = notesOnRemote(m, x.tip)
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.checks[0].ok).sort()).toEqual([false, true]);
+    expect(await fromTwo()).toEqual({
+      code: 124,
+      metBy: null,
+      listed: [{ branch: x.branch, tip: x.tip, green: false }],
+    });
+
+    expect((await gate(false)).code).toBe(0);
+    expect(await fromTwo()).toMatchObject({ code: 0, metBy: "receipt" });
+  });
+
   it("concurrent gates in both clones leave both notes on the remote", async () => {
     const m = makeTwoMachines(CONFIG);
     machines = m;

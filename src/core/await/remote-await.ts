@@ -10,7 +10,7 @@ import { gateDefinitionOf } from "../landing/gate-definition.js";
 import { type BranchLanding, LANDING_NOTES_REF, landingsOf } from "../landing/landings.js";
 import {
   grepLandingNotes,
-  noteHonors,
+  notesHonor,
   RECEIPT_NOTES,
   readReceiptNotes,
   remoteNotesRef,
@@ -32,7 +32,7 @@ import type { AwaitCondition } from "./request.js";
  *      branch's tip — pinned once seen off the trunk — is reachable from the
  *      remote trunk or integrated into it (fleet/integration.ts);
  *   3. green: also met by 2, else a receipt note on exactly the tip, for its
- *      tree and this gate (receipt-notes.ts `noteHonors`).
+ *      tree and this gate (receipt-notes.ts `notesHonor`).
  */
 
 export const POLL_MIN_MS = 5000;
@@ -119,7 +119,7 @@ export async function awaitOnRemote(
       const tree = (await readTreesOf(cwd, [tip])).get(tip) ?? null;
       const notes = await readReceiptNotes(cwd, local.receipts, tip);
       const declared = repo.config.gate.checks.length;
-      if (tree !== null && notes.some((n) => noteHonors(n, tip, tree, gate.digest, declared))) {
+      if (tree !== null && notesHonor(notes, tip, tree, gate.digest, declared)) {
         return { ...none, met: "receipt" };
       }
     }

@@ -3,7 +3,7 @@ import { fetchRefspecs, lsRemote } from "../../git/remote.js";
 import { naturalCompare } from "../../text.js";
 import { gateDefinitionOf } from "../landing/gate-definition.js";
 import {
-  noteHonors,
+  notesHonor,
   RECEIPT_NOTES,
   readReceiptNotes,
   remoteNotesRef,
@@ -17,7 +17,7 @@ import type { Repository } from "../repo/repository.js";
  * green receipt note exists for each tip. In order: one fetch of the branches
  * under the prefix (into refs/remotes/<remote>/<prefix>...) and, when the
  * remote has them, the receipt notes; one for-each-ref (tips and trees); one
- * `git notes show` per listed branch, judged by receipt-notes.ts `noteHonors`.
+ * `git notes show` per listed branch, judged by receipt-notes.ts `notesHonor`.
  */
 
 export interface RemoteBerth {
@@ -59,7 +59,7 @@ export async function readRemoteBerths(
     rows.map(async (r) => {
       if (!listed.tips.has(notes) || r.tree === null) return false;
       const found = await readReceiptNotes(cwd, tracking, r.tip);
-      return found.some((n) => noteHonors(n, r.tip, r.tree as string, gate.digest, declared));
+      return notesHonor(found, r.tip, r.tree as string, gate.digest, declared);
     }),
   );
   return rows

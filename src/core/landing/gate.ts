@@ -53,7 +53,7 @@ import {
   type PlannedCheck,
   runChecks,
 } from "./gate-runner.js";
-import { publishReceipt } from "./receipt-notes.js";
+import { type GateVerdict, publishReceipt } from "./receipt-notes.js";
 
 /**
  * `berth gate`: run the declared checks on a clean HEAD and record a receipt
@@ -305,14 +305,34 @@ export async function applyGate(
   const environment = commandEnvChanges(ctx.env, variables);
   const base = { runs, green, interrupted, moved, dirtied, change: null, environment };
 
+  const verdict: GateVerdict = {
+    commit: plan.commit,
+    tree: plan.tree,
+    branch: plan.branch,
+    gate_digest: plan.gateDigest,
+    checks: runs.map((run) => ({
+      name: run.name,
+      command: run.command,
+      ok: run.outcome === "passed",
+      duration_ms: run.durationMs ?? 0,
+    })),
+    created_at: ctx.now().toISOString(),
+  };
+  // Across machines (0053): a note on the commit, pushed; never fails the gate.
+  const publish = async () =>
+    repo.config.remote.publish_receipts ? `; ${await publishReceipt(repo, verdict)}` : "";
+
   const red = runs.some((run) => run.outcome === "failed" || run.outcome === "timed_out");
   if (red) {
-    // Fail closed: whatever the old receipt proved, this run says it may be wrong.
+    // Fail closed: whatever the old receipt proved, this run says it may be wrong; its
+    // note line supersedes a green one published for the commit (0074).
     const existed = await deleteReceipt(plan.adminDir);
     return {
       ...base,
       decision: existed ? "deleted" : "none",
-      reason: existed ? "deleted: the gate is red (fail closed)" : "none written: the gate is red",
+      reason:
+        (existed ? "deleted: the gate is red (fail closed)" : "none written: the gate is red") +
+        (await publish()),
     };
   }
   if (!green) {
@@ -338,27 +358,22 @@ export async function applyGate(
       reason: `not written: ${change}; any old receipt was left untouched`,
     };
   }
+  const { commit, tree, branch, gate_digest, checks, created_at } = verdict;
+  const { trunk, trunkTip: trunk_tip } = plan;
+  // The receipt file's own field order (version first, the trunk after the branch).
   const receipt: Receipt = {
     version: 2,
-    commit: plan.commit,
-    tree: plan.tree,
-    branch: plan.branch,
-    trunk: plan.trunk,
-    trunk_tip: plan.trunkTip,
-    gate_digest: plan.gateDigest,
-    checks: runs.map((run) => ({
-      name: run.name,
-      command: run.command,
-      ok: run.outcome === "passed",
-      duration_ms: run.durationMs ?? 0,
-    })),
-    created_at: ctx.now().toISOString(),
+    commit,
+    tree,
+    branch,
+    trunk,
+    trunk_tip,
+    gate_digest,
+    checks,
+    created_at,
   };
   await writeReceipt(plan.adminDir, receipt);
-  // Across machines (0053): a note on the commit, pushed; never fails the gate.
-  const published = repo.config.remote.publish_receipts
-    ? `; ${await publishReceipt(repo, receipt)}`
-    : "";
+  const published = await publish();
   return {
     ...base,
     decision: "written",

@@ -8,8 +8,9 @@ import type { Repository } from "../repo/repository.js";
 /**
  * Receipts across machines (spec section 13, docs/decisions/0053): the one
  * place berth publishes notes to the `[remote]` and reads them back.
- * A green receipt is one JSON line in a note on its commit under
- * `refs/notes/berth`. Publishing a notes ref, in order:
+ * A gate's verdict is one JSON line in a note on its commit under
+ * `refs/notes/berth`: a green receipt, or a red run's line that supersedes
+ * it (docs/decisions/0074). Publishing a notes ref, in order:
  *   1. ask the remote for its tip of the ref (`ls-remote`);
  *   2. when it has one ours does not contain: fetch it into
  *      `refs/notes/remotes/<remote>/<name>` and merge it into ours
@@ -27,9 +28,15 @@ export function remoteNotesRef(remote: string, name: string): string {
   return `refs/notes/remotes/${remote}/${name}`;
 }
 
-/** A receipt as its note line: what another machine needs to judge it. */
-export function receiptNoteLine(receipt: Receipt): string {
-  const { commit, tree, branch, gate_digest, checks, created_at } = receipt;
+/** What a gate's note line records: a receipt's fields, or a red run's (some check not ok). */
+export type GateVerdict = Pick<
+  Receipt,
+  "commit" | "tree" | "branch" | "gate_digest" | "checks" | "created_at"
+>;
+
+/** A verdict as its note line: what another machine needs to judge it. */
+export function receiptNoteLine(verdict: GateVerdict): string {
+  const { commit, tree, branch, gate_digest, checks, created_at } = verdict;
   return JSON.stringify({
     berth_receipt: 1,
     commit,
@@ -41,16 +48,16 @@ export function receiptNoteLine(receipt: Receipt): string {
   });
 }
 
-/** Records the receipt as a note and publishes the notes ref; returns what happened, for the gate's step. */
-export async function publishReceipt(repo: Repository, receipt: Receipt): Promise<string> {
+/** Records the verdict as a note and publishes the notes ref; returns what happened, for the gate's step. */
+export async function publishReceipt(repo: Repository, verdict: GateVerdict): Promise<string> {
   const remote = repo.config.remote.name;
   if (remote === null) return "not published (no [remote].name)";
   const cwd = repo.location.cwd;
   const note = await appendNote(
     cwd,
     RECEIPT_NOTES,
-    receipt.commit,
-    `${receiptNoteLine(receipt)}\n`,
+    verdict.commit,
+    `${receiptNoteLine(verdict)}\n`,
   );
   if (note.fate !== "written")
     return `not published: the note could not be written (${note.message})`;
@@ -91,6 +98,7 @@ export interface ReceiptNote {
   branch: string;
   gate_digest: string | null;
   checks: { ok: boolean }[];
+  created_at?: string;
 }
 
 /** The receipt lines of the note on `commit` under a notes ref (full name). */
@@ -114,20 +122,29 @@ export async function readReceiptNotes(
 }
 
 /**
- * THE remote green rule: a receipt note honors `tip` when it names exactly
- * that commit and its tree (a note for an older tree never satisfies a newer
- * tip), every check passed, and it ran the gate declared here (invariant 8).
+ * THE remote green rule: of the lines naming exactly `tip`, its tree (a note
+ * for an older tree never satisfies a newer tip) and the gate declared here
+ * (invariant 8), the newest decides, as the last gate run decides the local
+ * receipt (docs/decisions/0074). It is green when every check passed; a tie
+ * with a red line is red (fail closed).
  */
-export function noteHonors(
-  note: ReceiptNote,
+export function notesHonor(
+  notes: readonly ReceiptNote[],
   tip: string,
   tree: string,
   gateDigest: string,
   declared: number,
 ): boolean {
-  if (note.commit !== tip || note.tree !== tree || note.gate_digest !== gateDigest) return false;
-  if (note.checks.length === 0 && declared > 0) return false;
-  return note.checks.every((c) => c.ok === true);
+  const passed = (note: ReceiptNote) =>
+    (note.checks.length > 0 || declared === 0) && note.checks.every((c) => c.ok === true);
+  const when = (note: ReceiptNote) => Date.parse(note.created_at ?? "") || 0;
+  let newest: ReceiptNote | null = null;
+  for (const note of notes) {
+    if (note.commit !== tip || note.tree !== tree || note.gate_digest !== gateDigest) continue;
+    if (newest === null || when(note) > when(newest)) newest = note;
+    else if (when(note) === when(newest) && !passed(note)) newest = note;
+  }
+  return newest !== null && passed(newest);
 }
 
 /** Landing note lines (refs/notes/berth-landings) that mention `branch`, in one git grep. */
