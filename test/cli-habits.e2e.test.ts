@@ -19,8 +19,35 @@ function berthOnPath(r: TestRepo): NodeJS.ProcessEnv {
   return { ...r.env, PATH: `${bin}:${r.env.PATH ?? ""}` };
 }
 
+/**
+ * What zsh completion offers: the script as `eval` loads it, then the completer it registered
+ * for berth (bashcompinit's `_bash_complete`) run on the words typed, as zsh's completion
+ * widget would. Only `compadd`, which needs a live widget, is replaced: it prints the words it
+ * was given that start with the one being completed, as zsh's matching keeps them.
+ */
+function completeInZsh(r: TestRepo, words: string[]): string[] {
+  const quoted = words.map((w) => `'${w}'`).join(" ");
+  const script = [
+    'eval "$(berth completion zsh)"',
+    `compadd() { while [[ $# -gt 0 && $1 != - ]]; do shift; done; shift; print -l -- \${(M)@:#$PREFIX*}; }`,
+    `words=(berth ${quoted}); CURRENT=${words.length + 1}; PREFIX='${words.at(-1)}'`,
+    `\${=_comps[berth]}`,
+  ].join("\n");
+  const run = spawnSync("zsh", ["-f", "-c", script], {
+    cwd: r.path,
+    env: berthOnPath(r),
+    encoding: "utf8",
+  });
+  if (run.error !== undefined) {
+    throw new Error("zsh is not installed: run bash .ci/setup-zsh.sh (CI runs it from .ci/run)");
+  }
+  expect(run.status, run.stderr).toBe(0);
+  expect(run.stderr).toBe("");
+  return run.stdout.split("\n").filter(Boolean).sort();
+}
+
 /** What bash completion offers for the words typed so far (the last one being completed). */
-function complete(r: TestRepo, words: string[]): string[] {
+function completeInBash(r: TestRepo, words: string[]): string[] {
   const quoted = words.map((w) => `'${w}'`).join(" ");
   const script = `eval "$(berth completion bash)"; COMP_WORDS=(berth ${quoted}); COMP_CWORD=${words.length}; _berth; printf '%s\\n' "\${COMPREPLY[@]}"`;
   const run = spawnSync("bash", ["--norc", "--noprofile", "-c", script], {
@@ -33,7 +60,10 @@ function complete(r: TestRepo, words: string[]): string[] {
 }
 
 describe("berth completion", () => {
-  it("bash completes verbs, subcommands, flags and berth ids", async () => {
+  it.each([
+    ["bash", completeInBash],
+    ["zsh", completeInZsh],
+  ])("%s completes verbs, subcommands, flags and berth ids", async (_, complete) => {
     const r = makeRepo();
     repo = r;
     const a = await startWithCommit(r, "alpha");
@@ -53,6 +83,8 @@ describe("berth completion", () => {
     expect(complete(r, ["queue", "approve", "al"])).toEqual([a.id]);
     expect(complete(r, ["queue", "withdraw", "al"])).toEqual([a.id]);
     expect(complete(r, ["accept", "--no"])).toEqual(["--no-wait"]);
+    expect(complete(r, ["worktree", "drop", ""])).toContain(a.id);
+    expect(complete(r, ["switch", ""])).toContain(a.id);
     // Hidden suggestions are not offered.
     expect(complete(r, ["dr"])).toEqual([]);
   });

@@ -35,15 +35,16 @@ export function renderBashCompletion(commands: readonly CommandSpec[]): string {
 __berth_ids() { command berth path 2>/dev/null | cut -f1; }
 __berth_ids_line() { local ids; ids="$(__berth_ids | tr '\\n' ' ')"; [ -n "$ids" ] && printf ' %s' "$ids"; }
 _berth() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" path="" words="" i w
+  # Not "path": zsh (through bashcompinit) ties that name to $PATH, even as a local.
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmdpath="" words="" i w
   case "$prev" in
     ${BERTH_FLAGS.join("|")}) COMPREPLY=($(compgen -W "$(__berth_ids)" -- "$cur")); return ;;
   esac
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
-    case "$w" in -*) ;; *) path="\${path:+$path }$w" ;; esac
+    case "$w" in -*) ;; *) cmdpath="\${cmdpath:+$cmdpath }$w" ;; esac
   done
-  case "$path" in
+  case "$cmdpath" in
 ${cases.join("\n")}
   esac
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
