@@ -1,7 +1,9 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { installGitCounter } from "./helpers/git-counter.js";
+import { waitFor } from "./helpers/processes.js";
 import { checkedCommits, recordingGate } from "./helpers/queue.js";
 import {
   makeTwoMachines,
@@ -9,7 +11,7 @@ import {
   startWithCommit,
   type TwoMachines,
 } from "./helpers/remote.js";
-import { runBerth, type TestRepo } from "./helpers/repo.js";
+import { BERTH_BIN, collectRun, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
  * The landing queue with `[remote].name` (spec sections 11 and 13): every
@@ -230,5 +232,44 @@ done
     expect(queue.json.data.entries).toMatchObject([{ id: x.id, state: "queued" }]);
     // No integration checkout is left behind.
     expect(m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(2);
+  });
+
+  it("a withdrawal while the lander fetches the remote's trunk: it never lands, and the queue says withdrawn", async () => {
+    const { m, env, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    const before = m.one.git(["rev-parse", "main"]);
+    const submitted = await berth(["accept", x.id, "--yes", "--no-wait", "--json"]);
+    expect(submitted.json.data.queue).toMatchObject({ state: "queued", authority: "confirmed" });
+    // The lander's fetch (the landing's base) waits while $dir/block exists: the window every
+    // remote landing has between taking its entries from the queue and landing them.
+    const dir = m.one.dir.path;
+    const uploadPack = join(dir, "slow-upload-pack");
+    writeFileSync(
+      uploadPack,
+      `#!/bin/sh\ntouch "${dir}/fetching"\nwhile [ -e "${dir}/block" ]; do sleep 0.05; done\nexec git-upload-pack "$@"\n`,
+    );
+    chmodSync(uploadPack, 0o755);
+    m.one.git(["config", "remote.origin.uploadpack", uploadPack]);
+    writeFileSync(join(dir, "block"), "");
+    const lander = spawn(process.execPath, [BERTH_BIN, "queue", "run", "--json"], {
+      cwd: m.one.path,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const drained = collectRun(lander);
+    await waitFor("the lander's fetch", () => existsSync(join(dir, "fetching")), 20_000);
+
+    const withdrawn = await berth(["queue", "withdraw", x.id, "--json"]);
+    expect(withdrawn.code, withdrawn.stdout + withdrawn.stderr).toBe(0);
+    expect(withdrawn.json.data.entry.state).toBe("withdrawn");
+    rmSync(join(dir, "block"));
+    const run = await drained;
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const queue = await berth(["queue", "--json"]);
+    expect(queue.json.data.entries).toMatchObject([{ id: x.id, state: "withdrawn" }]);
+    expect(remoteTip(m)).toBe(before);
+    expect(m.one.git(["rev-parse", "main"])).toBe(before);
+    expect(m.one.git(["rev-parse", x.branch])).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
   });
 });

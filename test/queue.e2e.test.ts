@@ -396,4 +396,33 @@ describe("submitting, approving and withdrawing", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.json.data.queue).toMatchObject({ state: "landed", authority: "pre_authorized" });
   });
+
+  it("withdraw refuses once the lander has taken the entry, and changes nothing; the landing goes on", async () => {
+    const fx = queueFixture(
+      recordingGate(
+        'if [ -e "$BLOCK" ]; then touch "$GATING"; while [ -e "$BLOCK" ]; do sleep 0.05; done; fi',
+      ),
+    );
+    repo = fx.repo;
+    const r = repo;
+    const block = join(r.dir.path, "block");
+    const gating = join(r.dir.path, "gating");
+    const env = { ...fx.env, BLOCK: block, GATING: gating };
+    const a = await berthWith(r, env, "a", { "a.txt": "a\n" });
+    const aTip = tip(r, a.branch);
+    writeFileSync(block, "");
+    const accept = runBerth(["accept", a.id, "--yes", "--json"], { cwd: r.path, env });
+    for (let i = 0; i < 400 && !existsSync(gating); i++) await sleep(50);
+    expect(existsSync(gating)).toBe(true);
+
+    const refused = await runBerth(["queue", "withdraw", a.id, "--json"], { cwd: r.path, env });
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.message).toContain("it can no longer be withdrawn. Nothing changed.");
+    const queue = await runBerth(["queue", "--json"], { cwd: r.path, env });
+    expect(queue.json.data.entries).toMatchObject([{ id: a.id, state: "gating" }]);
+    rmSync(block);
+    const landed = await accept;
+    expect(landed.code, landed.stderr).toBe(0);
+    expect(tip(r, "main")).toBe(aTip);
+  });
 });

@@ -2,15 +2,17 @@ import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { createFileAtomic, writeJsonAtomic } from "./atomic.js";
-import type { LockOwner } from "./lock.js";
+import { acquireLockFile, type LockOwner } from "./lock.js";
 import { sharedStateDir } from "./paths.js";
 
 /**
  * The landing queue's files (spec section 11): `<common>/berth/queue/`, one
  * JSON file per entry named `<seq>.json`, written whole and
  * renamed (src/io/atomic.ts), so a killed writer leaves the old entry or the
- * new one, never half of either. The queue's lock is `queue/lock`. Entries
- * are read in `seq` order, which is the landing order.
+ * new one, never half of either. The queue's lock is `queue/lock`, held by
+ * a lander for a whole drain; `queue/entry.lock` is held only while one
+ * entry is read and rewritten (`changeEntry`). Entries are read in `seq`
+ * order, which is the landing order.
  */
 
 export type QueueState =
@@ -132,6 +134,13 @@ export async function readQueue(commonDir: string): Promise<QueueEntry[]> {
   return entries.sort((a, b) => a.seq - b.seq);
 }
 
+async function readEntry(commonDir: string, seq: number): Promise<QueueEntry | null> {
+  const text = await readFile(join(queueDir(commonDir), entryFileName({ seq })), "utf8").catch(
+    () => null,
+  );
+  return text === null ? null : parseEntry(text);
+}
+
 function parseEntry(text: string): QueueEntry | null {
   try {
     const raw = JSON.parse(text) as Partial<QueueEntry>;
@@ -145,6 +154,33 @@ function parseEntry(text: string): QueueEntry | null {
 
 export async function writeEntry(commonDir: string, entry: QueueEntry): Promise<void> {
   await writeJsonAtomic(join(queueDir(commonDir), entryFileName(entry)), entry);
+}
+
+/**
+ * Rewrites entry `seq` under the queue's entry lock: `change` gets the entry
+ * as it is on disk now and returns what to write, or null to leave it (it
+ * may throw: nothing is written). Every write after the append goes through
+ * here (the lander, `queue withdraw|approve`, a resubmission), so no writer
+ * puts back a copy older than another's change. Returns the entry as it is
+ * afterwards and whether it was written; null when there is no such entry.
+ */
+export async function changeEntry(
+  commonDir: string,
+  seq: number,
+  verb: string,
+  change: (now: QueueEntry) => QueueEntry | null,
+): Promise<{ entry: QueueEntry; written: boolean } | null> {
+  const held = await acquireLockFile(join(queueDir(commonDir), "entry.lock"), verb);
+  try {
+    const now = await readEntry(commonDir, seq);
+    if (now === null) return null;
+    const next = change(now);
+    if (next === null) return { entry: now, written: false };
+    await writeEntry(commonDir, next);
+    return { entry: next, written: true };
+  } finally {
+    await held.release();
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type Context, silentJournal } from "../../context.js";
 import { withFleetLock } from "../../io/lock.js";
-import { type QueueEntry, readQueue, writeEntry } from "../../io/queue-store.js";
+import { changeEntry, readQueue } from "../../io/queue-store.js";
 import { shellCommand } from "../../text.js";
 import { surveyFleet } from "../fleet/survey.js";
 import { deleteBranch } from "../lifecycle/branch-deletion.js";
@@ -75,12 +75,11 @@ export async function completeLeftovers(repo: Repository, ctx: Context): Promise
         hints.push(`${entry.id}: ${leftoverSentence({ id: leftover.id, reason: why })}`);
     }
     const why = tried.get(leftover.id) ?? null;
-    const next: QueueEntry = {
-      ...entry,
+    await changeEntry(commonDir, entry.seq, "queue run", (now) => ({
+      ...now,
       leftover: why === null ? null : { id: leftover.id, reason: why },
       updated_at: ctx.now().toISOString(),
-    };
-    await writeEntry(commonDir, next);
+    }));
   }
   return hints;
 }

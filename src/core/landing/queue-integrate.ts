@@ -57,7 +57,13 @@ export async function landFastForward(
   trunk: string,
 ): Promise<GroupOutcome> {
   const ctx = queueContext(lander, entry);
-  await updateEntry(lander, entry, { state: "gating", step: "fast_forward", lander: lander.me });
+  const taken = await updateEntry(lander, entry, {
+    state: "gating",
+    step: "fast_forward",
+    lander: lander.me,
+  });
+  // Withdrawn or resubmitted since the drain read it: the next pass reads it as it is now.
+  if (!taken) return "done";
   let result: VerbResult<AcceptData>;
   try {
     const plan = await planAccept(ctx, { target: entry.id });
@@ -119,21 +125,24 @@ export async function landFastForward(
  */
 export async function integrate(
   lander: Lander,
-  group: QueueEntry[],
+  entries: QueueEntry[],
   trunk: string,
   trunkTip: string,
 ): Promise<GroupOutcome> {
   const ctx = queueContext(lander, null);
-  const first = group[0];
-  if (first === undefined) return "done";
-  for (const entry of group) {
-    await updateEntry(lander, entry, {
+  const group: QueueEntry[] = [];
+  for (const entry of entries) {
+    const taken = await updateEntry(lander, entry, {
       state: "integrating",
       step: "checkout",
       lander: lander.me,
       integration: { id: null, trunk_tip: trunkTip, commit: null },
     });
+    // One withdrawn or resubmitted since the drain read it is left to the next pass.
+    if (taken) group.push(entry);
   }
+  const first = group[0];
+  if (first === undefined) return "done";
   let checkout: { id: string; path: string };
   try {
     const started = await startBerth(ctx, {

@@ -1,7 +1,7 @@
 import { type Context, silentJournal } from "../../context.js";
 import { UserError } from "../../errors.js";
 import type { LockOwner } from "../../io/lock.js";
-import { type QueueEntry, type Rejection, writeEntry } from "../../io/queue-store.js";
+import { changeEntry, type QueueEntry, type Rejection } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
 import { shortOid } from "../../text.js";
 import type { Repository } from "../repo/repository.js";
@@ -36,13 +36,34 @@ export function queueContext(lander: Lander, entry: QueueEntry | null): Context 
   return { ...lander.ctx, cwd: lander.repo.mainPath, journal: silentJournal };
 }
 
+/**
+ * The lander's one way to write an entry, against the entry as it is on disk
+ * now (src/io/queue-store.ts `changeEntry`). A change someone else made since
+ * the lander read it (a withdrawal, an approval, a resubmission at another
+ * tip) wins: the lander's copy takes it and nothing is written. Returns
+ * whether it wrote; taking an entry up (gating, integrating) that returns
+ * false leaves the entry alone, for the next pass to read as it is.
+ */
 export async function updateEntry(
   lander: Lander,
   entry: QueueEntry,
   change: Partial<QueueEntry>,
-): Promise<void> {
-  Object.assign(entry, change, { updated_at: lander.ctx.now().toISOString() });
-  await writeEntry(lander.repo.location.commonDir, entry);
+): Promise<boolean> {
+  const updated_at = lander.ctx.now().toISOString();
+  const changed = await changeEntry(
+    lander.repo.location.commonDir,
+    entry.seq,
+    "queue run",
+    (now) => (changedSinceRead(entry, now) ? null : { ...entry, ...change, updated_at }),
+  );
+  if (changed === null) return false;
+  Object.assign(entry, changed.entry);
+  return changed.written;
+}
+
+/** The fields another writer changes; the lander's own (gate runs, steps) are its copy's. */
+function changedSinceRead(mine: QueueEntry, now: QueueEntry): boolean {
+  return now.state !== mine.state || now.tip !== mine.tip || now.authority !== mine.authority;
 }
 
 export async function rejectEntry(
@@ -52,14 +73,14 @@ export async function rejectEntry(
   reason: string,
   outcome: { result?: VerbResult<AcceptData>; error?: unknown } = {},
 ): Promise<void> {
-  await updateEntry(lander, entry, {
+  const written = await updateEntry(lander, entry, {
     state: "rejected",
     rejection,
     reason,
     lander: null,
     step: null,
   });
-  lander.results.set(entry.seq, outcome);
+  if (written) lander.results.set(entry.seq, outcome);
 }
 
 /**

@@ -6,13 +6,13 @@ import { readJsonFile, writeJsonAtomic } from "../../io/atomic.js";
 import {
   type Authority,
   appendEntry,
+  changeEntry,
   isBeingLanded,
   isFinal,
   type QueueEntry,
   type QueueState,
   queueDir,
   readQueue,
-  writeEntry,
 } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
@@ -72,25 +72,27 @@ export async function submitEntry(
         : null;
   if (grant) await rm(grantPath(repo, data.id), { force: true });
   const now = ctx.now().toISOString();
+  const tip = data.validated.commit;
   const open = (await readQueue(commonDir)).find((e) => e.id === data.id && !isFinal(e));
-  const state: QueueState = authority === null ? "awaiting_approval" : "queued";
-  if (open !== undefined && (open.state === "queued" || open.state === "awaiting_approval")) {
-    open.tip = data.validated.commit;
-    open.path = data.path;
-    if (authority !== null) open.authority = authority;
-    open.state = open.authority === null ? "awaiting_approval" : "queued";
-    open.updated_at = now;
-    await writeEntry(commonDir, open);
-    return open;
+  if (open !== undefined) {
+    const changed = await changeEntry(commonDir, open.seq, "accept", (entry) => {
+      // Being landed: that landing answers this submission too.
+      if (entry.state !== "queued" && entry.state !== "awaiting_approval") return null;
+      const kept = authority ?? entry.authority;
+      const state: QueueState = kept === null ? "awaiting_approval" : "queued";
+      return { ...entry, tip, path: data.path, authority: kept, state, updated_at: now };
+    });
+    // Decided meanwhile (landed, rejected, withdrawn): this submission is a new entry.
+    if (changed !== null && !isFinal(changed.entry)) return changed.entry;
   }
-  if (open !== undefined) return open;
+  const state: QueueState = authority === null ? "awaiting_approval" : "queued";
   return appendEntry(commonDir, (seq) => ({
     version: 1,
     seq,
     id: data.id,
     branch: data.branch,
     path: data.path,
-    tip: data.validated.commit,
+    tip,
     state,
     authority,
     submitted_at: now,
@@ -208,13 +210,18 @@ export async function approveEntry(
       hints: [],
     };
   }
-  if (entry.authority === null) {
-    entry.authority = "approved";
-    if (entry.state === "awaiting_approval") entry.state = "queued";
-    entry.updated_at = ctx.now().toISOString();
-    await writeEntry(repo.location.commonDir, entry);
-  }
-  const view = await viewEntry(repo.location.commonDir, entry);
+  const updated_at = ctx.now().toISOString();
+  const changed = await changeEntry(repo.location.commonDir, entry.seq, "queue approve", (now) =>
+    now.authority === null && !isFinal(now)
+      ? {
+          ...now,
+          authority: "approved",
+          state: now.state === "awaiting_approval" ? "queued" : now.state,
+          updated_at,
+        }
+      : null,
+  );
+  const view = await viewEntry(repo.location.commonDir, changed?.entry ?? entry);
   return {
     ok: true,
     verb: "queue approve",
@@ -230,29 +237,38 @@ export async function withdrawEntry(
   target: string,
 ): Promise<VerbResult<{ entry: QueueEntryView }>> {
   const repo = await openRepository(ctx);
-  const entry = await openEntryOf(repo, target);
-  if (entry === undefined) {
-    throw new UserError("unknown_target", `${target} has no entry waiting in the landing queue.`, {
-      next: shellCommand(["berth", "queue"]),
-    });
-  }
-  if (isBeingLanded(entry)) {
-    throw new UserError(
-      "precondition_failed",
-      `${entry.id} is being landed now (${entry.state}); it can no longer be withdrawn. Nothing changed.`,
-      { next: shellCommand(["berth", "queue"]), nothingChanged: true },
-    );
-  }
-  entry.state = "withdrawn";
-  entry.reason = "withdrawn";
-  entry.updated_at = ctx.now().toISOString();
-  await writeEntry(repo.location.commonDir, entry);
-  const view = await viewEntry(repo.location.commonDir, entry);
+  const open = await openEntryOf(repo, target);
+  const noEntry = new UserError(
+    "unknown_target",
+    `${target} has no entry waiting in the landing queue.`,
+    { next: shellCommand(["berth", "queue"]) },
+  );
+  if (open === undefined) throw noEntry;
+  const updated_at = ctx.now().toISOString();
+  // Under the entry lock the lander takes entries up with: the withdrawal is
+  // either before it took this one (which then never lands) or refused.
+  const changed = await changeEntry(repo.location.commonDir, open.seq, "queue withdraw", (now) => {
+    if (isBeingLanded(now) || isFinal(now)) throw notWithdrawable(now);
+    return { ...now, state: "withdrawn", reason: "withdrawn", updated_at };
+  });
+  if (changed === null) throw noEntry;
+  const view = await viewEntry(repo.location.commonDir, changed.entry);
   return {
     ok: true,
     verb: "queue withdraw",
     data: { entry: view },
-    steps: [{ step: "withdraw", target: entry.id, outcome: "done" }],
+    steps: [{ step: "withdraw", target: open.id, outcome: "done" }],
     hints: [],
   };
+}
+
+function notWithdrawable(entry: QueueEntry): UserError {
+  const why = isBeingLanded(entry)
+    ? `is being landed now (${entry.state})`
+    : `was decided meanwhile (${entry.state})`;
+  return new UserError(
+    "precondition_failed",
+    `${entry.id} ${why}; it can no longer be withdrawn. Nothing changed.`,
+    { next: shellCommand(["berth", "queue"]), nothingChanged: true },
+  );
 }
