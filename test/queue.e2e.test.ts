@@ -397,6 +397,52 @@ describe("submitting, approving and withdrawing", () => {
     expect(run.json.data.queue).toMatchObject({ state: "landed", authority: "pre_authorized" });
   });
 
+  it("a resubmission at a new tip carries only its own authority: a confirmation stays with the tip it confirmed", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env, marker } = fx;
+    const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
+    const trunkBefore = tip(repo, "main");
+    const main = repo.path;
+    const accept = (...flags: string[]) =>
+      runBerth(["accept", one.id, "--no-wait", ...flags, "--json"], { cwd: main, env });
+    expect((await accept("--yes")).json.data.queue).toMatchObject({
+      state: "queued",
+      authority: "confirmed",
+    });
+    // The same tip again, unconfirmed: it is still the tip the person confirmed.
+    expect((await accept()).json.data.queue).toMatchObject({
+      state: "queued",
+      authority: "confirmed",
+    });
+    repo.write("unreviewed.txt", "agent\n", one.path);
+    const unreviewed = repo.commit("agent: unreviewed", one.path);
+    const resubmitted = await accept();
+    expect(resubmitted.code).toBe(0);
+    expect(resubmitted.json.data.queue).toMatchObject({
+      state: "awaiting_approval",
+      authority: null,
+      tip: unreviewed,
+    });
+    const idle = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
+    expect(idle.json.data.decided).toEqual([]);
+    expect(tip(repo, "main")).toBe(trunkBefore);
+    expect(checkedCommits(marker)).toEqual([]);
+    // An approval is for the tip it approved too.
+    const approved = await runBerth(["queue", "approve", one.id, "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(approved.json.data.entry).toMatchObject({ state: "queued", authority: "approved" });
+    repo.write("more.txt", "more\n", one.path);
+    repo.commit("agent: more", one.path);
+    expect((await accept()).json.data.queue).toMatchObject({
+      state: "awaiting_approval",
+      authority: null,
+    });
+    expect(tip(repo, "main")).toBe(trunkBefore);
+  });
+
   it("withdraw refuses once the lander has taken the entry, and changes nothing; the landing goes on", async () => {
     const fx = queueFixture(
       recordingGate(

@@ -78,7 +78,8 @@ export async function submitEntry(
     const changed = await changeEntry(commonDir, open.seq, "accept", (entry) => {
       // Being landed: that landing answers this submission too.
       if (entry.state !== "queued" && entry.state !== "awaiting_approval") return null;
-      const kept = authority ?? entry.authority;
+      // A confirmation (or an approval) is for the tip it was given at (decision 0069).
+      const kept = entry.tip === tip ? (authority ?? entry.authority) : authority;
       const state: QueueState = kept === null ? "awaiting_approval" : "queued";
       return { ...entry, tip, path: data.path, authority: kept, state, updated_at: now };
     });
