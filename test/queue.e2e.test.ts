@@ -242,6 +242,47 @@ describe("a train whose later stage lands first", () => {
     expect(berthBranches(repo)).toEqual([]);
     expect(repo.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
   });
+  it("a first stage awaiting approval, carried onto the trunk by its second stage: its entry is landed as contained, and its berth is left for prune", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env } = fx;
+    const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
+    const started = await runBerth(["start", "two", "--from", one.branch, "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    const two = started.json.data as { id: string; branch: string; path: string };
+    repo.write("two.txt", "2\n", two.path);
+    const twoTip = repo.commit("two: work", two.path);
+    const waiting = await runBerth(["accept", one.id, "--no-wait", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(waiting.json.data.queue.state).toBe("awaiting_approval");
+
+    const run = await runBerth(["accept", two.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(tip(repo, "main")).toBe(twoTip);
+    const queue = await runBerth(["queue", "--json"], { cwd: repo.path, env });
+    expect(queue.json.data.entries).toMatchObject([
+      {
+        id: one.id,
+        state: "landed",
+        authority: null,
+        landed: { old_trunk: twoTip, new_trunk: twoTip, via: "contained" },
+      },
+      { id: two.id, state: "landed" },
+    ]);
+    // Recording the landing is not approving a teardown: the landed berth is prune's to clear.
+    expect(existsSync(one.path)).toBe(true);
+    const pruned = await runBerth(["worktree", "prune", "--yes"], { cwd: repo.path, env });
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(existsSync(one.path)).toBe(false);
+    const drained = await runBerth(["queue", "run", "--json"], { cwd: repo.path, env });
+    expect(drained.json.data.decided).toEqual([]);
+    const after = await runBerth(["queue", "--json"], { cwd: repo.path, env });
+    expect(after.json.data.entries[0]).toMatchObject({ id: one.id, state: "landed" });
+  });
 });
 
 describe("a berth being landed", () => {

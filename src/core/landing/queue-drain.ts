@@ -45,7 +45,9 @@ import {
  *   3. land the group (./queue-integrate.ts); a red batch is split in halves
  *      and each half landed the same way, until the failing entry stands
  *      alone and is rejected;
- *   4. repeat until nothing is queued (or the caller's own entry is decided).
+ *   4. repeat until nothing is queued (or the caller's own entry is decided);
+ *   5. record entries awaiting approval that another landing carried onto
+ *      the trunk as landed (`settleCarried`).
  * A trunk that moved under a landing (a compare-and-swap that lost) sends the
  * group round again on the new tip, a bounded number of times.
  */
@@ -108,6 +110,7 @@ export async function drainQueue(
     const group = ready.slice(0, Math.max(1, repo.config.acceptance.batch));
     await landGroup(lander, group, trunk);
   }
+  await settleCarried(lander, trunk);
   const decided = (await readQueue(commonDir)).filter((e) => isFinal(e) && !before.has(e.seq));
   return { decided, gate_runs: lander.gateRuns };
 }
@@ -127,6 +130,31 @@ function landerFor(
     results,
     gateRuns: 0,
   };
+}
+
+/**
+ * Entries awaiting approval whose submitted tip is on the trunk now: another
+ * landing carried them there (a later stage of their train), so they have
+ * landed, `contained` (decision 0064). Left waiting, approving one later had
+ * it rejected once prune deleted its branch. Only the entry is recorded: its
+ * berth is a landed berth, prune's to clear, and no one let this lander
+ * finish it.
+ */
+async function settleCarried(lander: Lander, trunk: string): Promise<void> {
+  const { repo } = lander;
+  const waiting = (await readQueue(repo.location.commonDir)).filter(
+    (e) => e.state === "awaiting_approval",
+  );
+  const tip =
+    waiting.length === 0 ? null : await resolveCommit(repo.mainPath, `refs/heads/${trunk}`);
+  if (tip === null) return;
+  for (const entry of waiting) {
+    if (!(await isAncestor(repo.mainPath, entry.tip, tip).catch(() => false))) continue;
+    await updateEntry(lander, entry, {
+      state: "landed",
+      landed: { old_trunk: tip, new_trunk: tip, via: "contained" },
+    });
+  }
 }
 
 /**
