@@ -93,6 +93,51 @@ describe("a berth squash-merged on the remote's trunk", () => {
   });
 });
 
+describe("a berth the other clone landed with its commits (fast-forward or merge)", () => {
+  it.each([
+    ["fast-forward", ["merge", "-q", "--ff-only"]],
+    ["merge", ["merge", "-q", "--no-ff", "-m", "merge x"]],
+  ])(
+    "is landed after a fetch, and pruned with its branch and no recovery ref (%s)",
+    async (_how, merge) => {
+      const m = makeTwoMachines();
+      machines = m;
+      const x = await startWithCommit(m, m.one, "x");
+      m.one.git(["push", "-q", "origin", x.branch], x.path);
+      // A branch with no checkout, on the remote trunk too; and one that is not.
+      const kept = await startWithCommit(m, m.one, "kept");
+      m.one.git(["push", "-q", "origin", kept.branch], kept.path);
+      m.one.git(["worktree", "remove", kept.path]);
+      const y = await startWithCommit(m, m.one, "y");
+      m.two.git(["fetch", "-q", "origin", x.branch, kept.branch]);
+      m.two.git([...merge, `origin/${x.branch}`]);
+      m.two.git(["merge", "-q", "--no-ff", "-m", "merge kept", `origin/${kept.branch}`]);
+      m.two.git(["push", "-q", "origin", "main"]);
+
+      m.one.git(["fetch", "-q", "origin"]);
+      const status = await m.berth(["status", "--json"]);
+      expect(status.code).toBe(0);
+      expect(rowOf(status.json, x.id)).toMatchObject({ state: "landed" });
+      expect(rowOf(status.json, y.id)).toMatchObject({ state: "active" });
+      expect(status.json.data.trunk.tip).toBe(m.one.git(["rev-parse", "main"]));
+
+      const dry = await m.berth(["worktree", "prune", "--dry-run", "--json"]);
+      expect(dry.json.data.sections.landed).toEqual([
+        expect.objectContaining({ kind: "worktree", id: x.id, integrated: false }),
+        expect.objectContaining({ kind: "branch", branch: kept.branch, integrated: false }),
+      ]);
+      const apply = await m.berth(["worktree", "prune", "--yes", "--json"]);
+      expect(apply.code).toBe(0);
+      expect(existsSync(x.path)).toBe(false);
+      expect(existsSync(y.path)).toBe(true);
+      expect(m.one.git(["branch", "--list", x.branch, kept.branch])).toBe("");
+      expect(m.one.git(["rev-parse", y.branch])).toBe(y.tip);
+      // Their commits are on the remote trunk as fetched: no recovery ref is needed.
+      expect(m.one.git(["for-each-ref", "refs/berth/recovery"])).toBe("");
+    },
+  );
+});
+
 describe("integrated without a remote", () => {
   it("a tree equal to the trunk's is integrated; the desk never advises update; await --landed is met", async () => {
     local = makeRepo({ config: "[logbook]\nenabled = false\n" });

@@ -214,7 +214,7 @@ describe("survey cost (spec section 10)", () => {
       ];
       const ancestry = await readAncestry(fleet.location.cwd, roots);
       const landed = survey.worktrees.filter((w) =>
-        isLanded(w.entry.head, w.marker, w.entry.branch, trunk, ancestry),
+        isLanded(w.entry.head, w.marker, w.entry.branch, trunk, survey.trunkTips, ancestry),
       );
       const input = {
         survey: { ...survey, ancestry },

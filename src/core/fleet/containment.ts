@@ -1,5 +1,6 @@
 import { naturalCompare } from "../../text.js";
 import { isIdle, type WorktreeActivity } from "./activity.js";
+import { onTrunk } from "./landed.js";
 import type { FleetSurvey, WorktreeFacts } from "./survey.js";
 
 /**
@@ -82,7 +83,7 @@ function classifyWorktree(
   const tip = w.entry.head;
   if (branch === null || tip === null || w.entry.detached) return refuse("not on a branch");
   if (branch === trunk.name) return refuse("on the trunk");
-  if (trunk.tip !== null && ancestry.isAncestor(tip, trunk.tip)) {
+  if (onTrunk(tip, input.survey.trunkTips, ancestry)) {
     return refuse("its tip is on the trunk (landed or not yet started)");
   }
   // Clause 4: idle.
@@ -124,7 +125,7 @@ function classifyKeptRefs(survey: FleetSurvey, finder: ContainerFinder): KeptRef
   const refs: KeptRef[] = [];
   for (const [branch, tip] of survey.branches) {
     if (!branch.startsWith(prefix) || finder.hasCheckout(branch)) continue;
-    if (survey.trunk.tip !== null && survey.ancestry.isAncestor(tip, survey.trunk.tip)) continue;
+    if (onTrunk(tip, survey.trunkTips, survey.ancestry)) continue;
     // Its work is in the trunk (a squash or rebase merge): landed class, prune's to clear.
     if (survey.integratedBranches.has(branch)) continue;
     const live = finder.nearest(branch, tip, true);

@@ -9,7 +9,10 @@ import type { Ancestry } from "./commit-graph.js";
  *   1. a tip and a trunk tip are known, and the branch is not the trunk;
  *   2. the tip is not the commit the berth forked from: a berth that never
  *      gained a commit is fresh work, not landed work;
- *   3. the tip is reachable from the trunk tip.
+ *   3. the tip is reachable from the trunk tip, or (with `[remote].name`)
+ *      from the remote's trunk as last fetched: the remote's trunk is the
+ *      trunk (spec section 13), so work another clone landed there with its
+ *      commits is landed here once fetched, before the local trunk follows.
  * Steps 1 and 2 need only the facts; `landedQuestion` answers them and names
  * the ancestry question of step 3, which the caller's commit graph answers
  * (the survey's in memory, await's live).
@@ -31,8 +34,17 @@ export function isLanded(
   marker: ReadyMarker | null,
   branch: string | null,
   trunk: Trunk,
+  trunkTips: readonly string[],
   ancestry: Ancestry,
 ): boolean {
   const question = landedQuestion(head, marker?.from_tip ?? null, branch, trunk);
-  return question !== null && ancestry.isAncestor(question.tip, question.trunkTip);
+  return question !== null && onTrunk(question.tip, trunkTips, ancestry);
+}
+
+/**
+ * Step 3 over a commit graph read from every one of `trunkTips` (the survey's:
+ * the trunk's tip and the remote's trunk as last fetched).
+ */
+export function onTrunk(tip: string, trunkTips: readonly string[], ancestry: Ancestry): boolean {
+  return trunkTips.some((trunkTip) => ancestry.isAncestor(tip, trunkTip));
 }

@@ -14,7 +14,7 @@ import { type Ancestry, readAncestry } from "./commit-graph.js";
 import type { EarlyStatuses } from "./early-statuses.js";
 import { type FleetLists, startFleetLists } from "./fleet-lists.js";
 import { findIntegratedTips, type IntegrationTrunk, integrationTrunk } from "./integration.js";
-import { isLanded, landedQuestion } from "./landed.js";
+import { isLanded, landedQuestion, onTrunk } from "./landed.js";
 import { DEFAULT_POOL_SIZE } from "./pool.js";
 
 /**
@@ -42,7 +42,7 @@ export interface WorktreeFacts {
   /** Commits on HEAD not on the trunk, and the reverse; null when either is unknown. */
   ahead: number | null;
   behind: number | null;
-  /** HEAD is reachable from the trunk and the branch gained commits since it forked. */
+  /** HEAD is on the trunk (local or remote, fleet/landed.ts) and gained commits since it forked. */
   landed: boolean;
   /** Not landed, but its work is in the trunk (a squash or rebase merge; fleet/integration.ts). */
   integrated: boolean;
@@ -51,6 +51,8 @@ export interface WorktreeFacts {
 export interface FleetSurvey {
   repo: Repository;
   trunk: Trunk;
+  /** The tips a commit on the trunk is reached from (fleet/landed.ts, step 3). */
+  trunkTips: readonly string[];
   /** Local branches: short name → tip. */
   branches: Map<string, string>;
   worktrees: WorktreeFacts[];
@@ -173,6 +175,10 @@ export async function beginSurvey(
           .map((r) => [r.ref.slice(remotePrefix.length), r.oid]),
   );
   const remoteTrunk = trunk.name === null ? undefined : remoteBranches.get(trunk.name);
+  const trunkTips = [
+    ...(trunk.tip === null ? [] : [trunk.tip]),
+    ...(remoteTrunk === undefined || remoteTrunk === trunk.tip ? [] : [remoteTrunk]),
+  ];
   // Every branch tip is a root of the graph: containment finds a tip's
   // containers among the roots that reach it (containment.ts).
   const roots = [
@@ -230,7 +236,7 @@ export async function beginSurvey(
       return {
         ahead: head !== null && tip !== null ? ancestry.countExclusive(head, tip) : null,
         behind: head !== null && tip !== null ? ancestry.countExclusive(tip, head) : null,
-        landed: isLanded(head, marker, entry.branch, trunk, ancestry),
+        landed: isLanded(head, marker, entry.branch, trunk, trunkTips, ancestry),
       };
     }),
   }));
@@ -243,6 +249,7 @@ export async function beginSurvey(
       repo,
       refs,
       trunk,
+      trunkTips,
       integration,
       partial,
       ancestry,
@@ -285,6 +292,7 @@ export async function beginSurvey(
     return {
       repo,
       trunk,
+      trunkTips,
       branches,
       worktrees,
       ancestry,
@@ -315,6 +323,7 @@ async function readIntegrated(
   repo: Repository,
   refs: readonly RefEntry[],
   trunk: Trunk,
+  trunkTips: readonly string[],
   integration: IntegrationTrunk | null,
   partial: readonly { entry: WorktreeEntry; isMain: boolean; marker: ReadyMarker | null }[],
   ancestry: Ancestry,
@@ -325,14 +334,17 @@ async function readIntegrated(
   const treeOf = new Map(refs.filter((r) => r.tree !== null).map((r) => [r.oid, r.tree]));
   const rows = partial.filter(({ entry, isMain, marker }) => {
     if (isMain || entry.prunable || entry.branch === null) return false;
-    if (isLanded(entry.head, marker, entry.branch, trunk, ancestry)) return false;
+    if (isLanded(entry.head, marker, entry.branch, trunk, trunkTips, ancestry)) return false;
     return landedQuestion(entry.head, marker?.from_tip ?? null, entry.branch, trunk) !== null;
   });
   const held = new Set(partial.flatMap((p) => (p.entry.branch === null ? [] : [p.entry.branch])));
   const prefix = repo.config.repository.branch_prefix;
   const kept = refs.filter((r) => {
     const name = r.ref.slice(11);
-    return r.ref.startsWith(`refs/heads/${prefix}`) && !held.has(name) && name !== trunk.name;
+    if (!r.ref.startsWith(`refs/heads/${prefix}`) || held.has(name) || name === trunk.name) {
+      return false;
+    }
+    return !onTrunk(r.oid, trunkTips, ancestry);
   });
   // A tip another branch contains (a train's earlier stage) is judged by its container: its
   // work travels there, and asking for each stage would cost a process per stage.

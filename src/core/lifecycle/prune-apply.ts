@@ -6,6 +6,9 @@ import { withFleetLock } from "../../io/lock.js";
 import type { StepOutcome, VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { describeFailure, destroyLedgerEntries } from "../berth/resources.js";
+import { remoteTrunkRef } from "../fleet/integration.js";
+import type { Repository } from "../repo/repository.js";
+import type { Trunk } from "../repo/trunk.js";
 import { deleteBranch } from "./branch-deletion.js";
 import {
   type ContainedRow,
@@ -276,12 +279,8 @@ class PruneRun {
     recovered: boolean,
   ): Promise<void> {
     const repo = live.repo;
-    const trunk = live.survey.trunk;
     // An integrated branch's tip is held by the recovery ref just written, not by the trunk.
-    const merged =
-      recovered ||
-      (trunk.tip !== null &&
-        (await isAncestor(repo.location.cwd, tip, `refs/heads/${trunk.name}`)));
+    const merged = recovered || (await onLiveTrunk(repo, live.survey.trunk, tip));
     if (!merged) {
       this.skip("landed", branch, changedSincePlan("no longer on the trunk"));
       return;
@@ -351,4 +350,14 @@ export function hasWork(sections: PruneSections, contained: boolean): boolean {
     sections.orphaned.some((r) => r.gc) ||
     (contained && sections.contained.length > 0)
   );
+}
+
+/** The landed rule's step 3 (fleet/landed.ts) asked of the trunk refs as they are now. */
+async function onLiveTrunk(repo: Repository, trunk: Trunk, tip: string): Promise<boolean> {
+  if (trunk.tip === null) return false;
+  const cwd = repo.location.cwd;
+  if (await isAncestor(cwd, tip, `refs/heads/${trunk.name}`)) return true;
+  const remote = remoteTrunkRef(repo.config.remote.name, trunk.name);
+  // The remote's trunk may never have been fetched: then it holds nothing.
+  return remote !== null && (await isAncestor(cwd, tip, remote).catch(() => false));
 }

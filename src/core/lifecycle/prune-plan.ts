@@ -8,6 +8,7 @@ import { naturalCompare, shortOid } from "../../text.js";
 import { checkoutStates } from "../fleet/checkout-states.js";
 import type { ContainmentEvidence } from "../fleet/containment.js";
 import type { OperationOf } from "../fleet/held-branches.js";
+import { onTrunk } from "../fleet/landed.js";
 import { readFleet } from "../fleet/reading.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import { openRepository, type Repository } from "../repo/repository.js";
@@ -232,7 +233,7 @@ export async function readPruneReading(ctx: Context, repo: Repository): Promise<
 }
 
 /**
- * Branches no checkout holds whose tip is on the trunk: berth deletes those it
+ * Branches no checkout holds whose tip is on the trunk (local or remote): berth deletes those it
  * made; the ones it has no record of making are listed for a person.
  */
 function landedBranches(
@@ -243,10 +244,9 @@ function landedBranches(
   operationOf: OperationOf,
 ): { deletable: LandedBranchRow[]; unrecorded: UnrecordedBranchRow[] } {
   const { trunk, ancestry } = survey;
-  const trunkTip = trunk.tip;
   const deletable: LandedBranchRow[] = [];
   const unrecorded: UnrecordedBranchRow[] = [];
-  if (trunkTip === null) return { deletable, unrecorded };
+  if (trunk.tip === null) return { deletable, unrecorded };
   for (const [branch, tip] of survey.branches) {
     // Parked before its first commit: on the trunk, but nothing of it landed. Its branch,
     // title and brief are what park promised to keep (status lists it as parked).
@@ -259,7 +259,7 @@ function landedBranches(
       prefix: repo.config.repository.branch_prefix,
       madeByBerth: made.has(branch),
       heldByAnotherCheckout: held,
-      landed: ancestry.isAncestor(tip, trunkTip),
+      landed: onTrunk(tip, survey.trunkTips, ancestry),
       recovered: integrated,
     });
     if (verdict.delete) deletable.push({ kind: "branch", branch, tip, integrated });
