@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { readLandingEntries } from "../src/io/landing-log.js";
 import { installGitCounter } from "./helpers/git-counter.js";
 import { waitFor } from "./helpers/processes.js";
 import { checkedCommits, recordingGate } from "./helpers/queue.js";
@@ -86,6 +87,34 @@ describe("the landing queue with [remote].name", () => {
     expect(m.one.git(["rev-parse", "main"])).toBe(landed);
     // Every value the local trunk held is on the remote's trunk: it never ran ahead of it.
     for (const oid of localTrunkHistory(m)) expect(isAncestorIn(m.one, oid, landed)).toBe(true);
+  });
+
+  it("an integration landing logs the branch's own tip, and one old trunk tip for the one move", async () => {
+    const { m, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    const before = m.one.git(["rev-parse", "main"]);
+    m.two.write("two.txt", "two\n");
+    m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const landed = remoteTip(m);
+    const log = await readLandingEntries(join(m.one.path, ".git"));
+    const own = log.find((e) => e.branch === x.branch);
+    const integration = log.find((e) => e.branch !== x.branch);
+    // x's line names x's commit, not the merge commit that holds it.
+    expect(own).toMatchObject({ tip: x.tip, new_trunk: landed });
+    // Both lines are one move of the local trunk, from where it was: they agree.
+    expect(integration).toMatchObject({ tip: landed, new_trunk: landed, old_trunk: before });
+    expect(own?.old_trunk).toBe(before);
+
+    const status = await berth(["status", "--json"]);
+    const row = status.json.data.landings.find((l: { branch: string }) => l.branch === x.branch);
+    expect(row).toMatchObject({ tip: x.tip, new_trunk: landed });
+    const wait = await berth(["await", "--landed", x.branch, "--timeout", "0", "--json"]);
+    expect(wait.code, wait.stdout + wait.stderr).toBe(0);
+    expect(wait.json.data).toMatchObject({ met: true, landed_commit: x.tip });
   });
 
   it("a stack another machine already landed, with more on top: landed contained, the local trunk follows", async () => {

@@ -23,6 +23,8 @@ export interface LandingRecord {
   old: string;
   /** The validated commit the trunk moved to. */
   new: string;
+  /** The branch's own tip that landed, when the trunk moved to a commit holding it (an integration). */
+  tip?: string;
   validated_by: "receipt" | "gate";
   /** The main checkout, when it had the trunk checked out: its files follow the trunk. */
   main_checkout: string | null;
@@ -37,6 +39,7 @@ const RecordSchema = v.object({
   trunk: v.string(),
   old: v.string(),
   new: v.string(),
+  tip: v.exactOptional(v.string()),
   validated_by: v.picklist(["receipt", "gate"]),
   main_checkout: v.nullable(v.string()),
   created_at: v.string(),

@@ -150,7 +150,7 @@ export function recordUnfinishedLanding(
     version: 1,
     id: record.id,
     branch: record.branch,
-    tip: record.new,
+    tip: record.tip ?? record.new,
     trunk: record.trunk,
     old_trunk: record.old,
     new_trunk: record.new,

@@ -18,9 +18,9 @@ import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "../repo/trunk.js";
 import type { AcceptApplyOptions } from "./accept.js";
 import { applyAccept, planAccept } from "./accept.js";
+import { finishEntry } from "./queue-finish.js";
 import {
   discardIntegration,
-  finishEntry,
   integrate,
   integrationIdPrefix,
   landFastForward,
@@ -279,19 +279,17 @@ async function recover(
   for (const entry of entries.filter((e) => isBeingLanded(e) && only(e))) {
     const integration = entry.integration;
     if (integration?.commit && (await onTrunkNow(repo, trunk, integration.commit))) {
-      if (integration.id !== null) await finishIntegrationBerth(lander, integration.id);
-      await finishEntry(
-        lander,
-        entry,
-        { old: integration.trunk_tip, new: integration.commit, trunk },
-        null,
-      );
+      const { id, trunk_tip: base, commit } = integration;
+      if (id !== null) await finishIntegrationBerth(lander, id);
+      // The integration berth's own record of the move names the local trunk tip it replaced.
+      const replaced = (id === null ? null : await trunkMoveOf(repo, id, commit))?.old ?? base;
+      await finishEntry(lander, entry, { old: base, new: commit, trunk, replaced }, null);
       continue;
     }
     if (integration === null && (await onTrunkNow(repo, trunk, entry.tip))) {
       // A fast-forward that moved the trunk before its lander stopped: accept's
       // own finish records the landing from its unfinished-landing record.
-      const move = await fastForwardOf(repo, entry);
+      const move = await trunkMoveOf(repo, entry.id, entry.tip);
       await finishIntegrationBerth(lander, entry.id);
       await updateEntry(lander, entry, {
         state: "landed",
@@ -314,21 +312,20 @@ async function recover(
 }
 
 /**
- * The trunk move a stopped fast-forward landing of `entry` made: from accept's
- * unfinished-landing record, or, once a later accept finished it, from the
- * landing log; null when neither names it.
+ * The trunk move berth `id`'s accept made to `landed`: from its
+ * unfinished-landing record, or, once an accept finished it, from the landing
+ * log; null when neither names it.
  */
-async function fastForwardOf(
+async function trunkMoveOf(
   repo: Repository,
-  entry: QueueEntry,
+  id: string,
+  landed: string,
 ): Promise<{ old: string; new: string } | null> {
   const commonDir = repo.location.commonDir;
-  const record = (await readLandingRecords(commonDir)).find(
-    (r) => r.id === entry.id && r.new === entry.tip,
-  );
+  const record = (await readLandingRecords(commonDir)).find((r) => r.id === id && r.new === landed);
   if (record !== undefined) return { old: record.old, new: record.new };
   const logged = (await readLandingEntries(commonDir))
-    .filter((e) => e.id === entry.id && e.tip === entry.tip)
+    .filter((e) => e.id === id && e.new_trunk === landed)
     .at(-1);
   return logged === undefined ? null : { old: logged.old_trunk, new: logged.new_trunk };
 }

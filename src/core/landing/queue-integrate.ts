@@ -3,7 +3,6 @@ import { isAncestor } from "../../git/ancestry.js";
 import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../git/merge.js";
 import { resolveCommit } from "../../git/refs.js";
 import { keepQueueLog, type QueueEntry } from "../../io/queue-store.js";
-import { writeLandingRecord } from "../../io/unfinished-landing.js";
 import type { VerbResult } from "../../result.js";
 import { acceptingInstead, shellCommand } from "../../text.js";
 import { commandEnvChanges } from "../berth/env.js";
@@ -14,6 +13,7 @@ import type { Repository } from "../repo/repository.js";
 import { type AcceptData, applyAccept, planAccept } from "./accept.js";
 import { reproduceCommand } from "./gate-report.js";
 import { removeIntegrationCheckout } from "./queue-discard.js";
+import { finishEntry } from "./queue-finish.js";
 import {
   type GroupOutcome,
   isRemoteFailure,
@@ -41,7 +41,7 @@ import {
  *      only that entry; then that berth is accepted: the trunk's gate runs on
  *      exactly the merge commit and the trunk moves to it by compare-and-swap,
  *      the integration berth is torn down and its branch deleted;
- *   3. `finishEntry`: each landed entry's own landing record, then its berth
+ *   3. `finishEntry` (./queue-finish.ts): each landed entry's own landing record, then its berth
  *      is finished (teardown, branch) as a landed berth.
  * A red gate rejects a single entry; for a batch it answers "red" and the
  * caller bisects. A rejected entry's berth, branch and receipt are untouched.
@@ -243,8 +243,9 @@ export async function integrate(
     }
     return "done";
   }
+  const replaced = applied.data.trunk.old;
   for (const entry of merged) {
-    await finishEntry(lander, entry, { old: trunkTip, new: commit, trunk }, applied);
+    await finishEntry(lander, entry, { old: trunkTip, new: commit, trunk, replaced }, applied);
   }
   return "done";
 }
@@ -320,73 +321,6 @@ export function integrationIdPrefix(seq: number): string {
 function suffixFrom(tip: string): RandomHex {
   let calls = 0;
   return (digits) => (calls++ === 0 ? tip.slice(0, digits) : cryptoHex(digits));
-}
-
-/**
- * After the trunk moved to an integration commit holding this entry: its own
- * landing record, then its berth finished like any landed berth.
- */
-export async function finishEntry(
-  lander: Lander,
-  entry: QueueEntry,
-  move: { old: string; new: string; trunk: string },
-  integration: VerbResult<AcceptData> | null,
-): Promise<void> {
-  const { repo } = lander;
-  await updateEntry(lander, entry, { step: "finish" });
-  // Accept's own unfinished-landing record: the finish below (or any later
-  // `berth accept <branch>`) knows this berth landed, even with no commits of
-  // its own, and records the landing once from it.
-  await writeLandingRecord(repo.location.commonDir, {
-    version: 1,
-    id: entry.id,
-    branch: entry.branch,
-    path: entry.path ?? "",
-    trunk: move.trunk,
-    old: move.old,
-    new: move.new,
-    validated_by: "gate",
-    main_checkout: null,
-    created_at: lander.ctx.now().toISOString(),
-  });
-  const hints: string[] = [];
-  const ctx = queueContext(lander, entry);
-  let finish: VerbResult<AcceptData> | null = null;
-  let problem: string | null = null;
-  try {
-    const plan = await planAccept(ctx, { target: entry.id });
-    if (plan.mode === "finish") finish = await applyAccept(ctx, plan, lander.options);
-  } catch (error) {
-    problem = `its berth was not torn down: ${(error as Error).message}`;
-  }
-  await updateEntry(lander, entry, {
-    state: "landed",
-    step: null,
-    lander: null,
-    // An integration that merged nothing: the (remote's) trunk already held the entry (decision 0064).
-    landed: {
-      old_trunk: move.old,
-      new_trunk: move.new,
-      via: move.old === move.new ? "contained" : "integration",
-    },
-  });
-  if (finish?.data) {
-    const data = finish.data;
-    data.validated = { commit: move.new, by: "gate", checks: data.validated.checks };
-    data.trunk = { name: move.trunk, old: move.old, new: move.new };
-    data.resumed = false;
-    data.gate = integration?.data?.gate ?? null;
-    if (integration?.data) {
-      // The integration berth's accept moved the trunk and brought the main checkout along.
-      data.main_checkout = integration.data.main_checkout;
-      data.landing.main_checkout_updated = integration.data.landing.main_checkout_updated;
-    }
-    finish.hints.push(...hints);
-    if (problem !== null) finish.hints.push(problem);
-    lander.results.set(entry.seq, { result: finish });
-  } else {
-    lander.results.set(entry.seq, problem === null ? {} : { error: new Error(problem) });
-  }
 }
 
 /**
