@@ -201,7 +201,23 @@ describe("the landing queue with [remote].name", () => {
     expect(m.one.git(["rev-parse", "main"])).toBe(landed);
     // The local trunk moved once, from where it was to what the remote took.
     expect(localTrunkHistory(m).slice(-2)).toEqual([before, landed]);
-    expect(run.json.data.queue).toMatchObject({ state: "landed" });
+    // Both gates count, the one whose landing lost the lease too.
+    expect(run.json.data.queue).toMatchObject({ state: "landed", gate_runs: 2 });
+  });
+
+  it("an integration whose push lost the lease counts its gate, then the one that landed", async () => {
+    const { m, marker, berth } = fixture(
+      `{ [ -e "$MARKER.moved" ] || { touch "$MARKER.moved" && git -C "$TWO" commit -q --allow-empty -m again && git -C "$TWO" push -q origin main; }; }`,
+    );
+    const x = await startWithCommit(m, m.one, "x");
+    m.two.write("two.txt", "two\n");
+    m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(checkedCommits(marker)).toHaveLength(2);
+    expect(run.json.data.queue).toMatchObject({ state: "landed", gate_runs: 2 });
   });
 
   it("a lander killed after the remote took the push, before the local trunk followed: queue run completes it", async () => {

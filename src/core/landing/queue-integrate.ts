@@ -10,11 +10,12 @@ import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import { startBerth } from "../lifecycle/start.js";
 import { checkoutVariables } from "../repo/checkout.js";
 import type { Repository } from "../repo/repository.js";
-import { type AcceptData, applyAccept, planAccept } from "./accept.js";
+import { type AcceptData, type AcceptPlan, applyAccept, planAccept } from "./accept.js";
 import { reproduceCommand } from "./gate-report.js";
 import { removeIntegrationCheckout } from "./queue-discard.js";
 import { finishEntry } from "./queue-finish.js";
 import {
+  countGate,
   type GroupOutcome,
   isRemoteFailure,
   type Lander,
@@ -64,9 +65,10 @@ export async function landFastForward(
   });
   // Withdrawn or resubmitted since the drain read it: the next pass reads it as it is now.
   if (!taken) return "done";
+  let plan: AcceptPlan | null = null;
   let result: VerbResult<AcceptData>;
   try {
-    const plan = await planAccept(ctx, { target: entry.id });
+    plan = await planAccept(ctx, { target: entry.id });
     if (plan.mode === "land" && plan.branchTip !== entry.tip) {
       await rejectMoved(lander, entry, plan.branchTip);
       return "done";
@@ -74,16 +76,14 @@ export async function landFastForward(
     if (plan.mode === "integrate") return requeue(lander, [entry]);
     result = await applyAccept(ctx, plan, lander.options);
   } catch (error) {
+    countGate(lander, [entry], plan?.data ?? null);
     if (error instanceof UserError && error.code === "moved") return requeue(lander, [entry]);
     if (isRemoteFailure(error)) return requeueAndThrow(lander, [entry], error);
     const message = (error as Error).message;
     await rejectEntry(lander, entry, refused(), message, { error });
     return "done";
   }
-  if (result.data?.gate) {
-    lander.gateRuns++;
-    entry.gate_runs++;
-  }
+  countGate(lander, [entry], result.data ?? null);
   const data = result.data;
   if (data?.landing.trunk_landed) {
     await updateEntry(lander, entry, {
@@ -199,15 +199,14 @@ export async function integrate(
       integration: { id: checkout.id, trunk_tip: trunkTip, commit },
     });
   }
+  let plan: AcceptPlan | null = null;
   let applied: VerbResult<AcceptData>;
   try {
     // The integration berth is accepted like any berth: the trunk's gate, then the compare-and-swap.
-    applied = await applyAccept(
-      ctx,
-      await planAccept(ctx, { target: checkout.id }),
-      lander.options,
-    );
+    plan = await planAccept(ctx, { target: checkout.id });
+    applied = await applyAccept(ctx, plan, lander.options);
   } catch (error) {
+    countGate(lander, merged, plan?.data ?? null);
     await discardIntegration(lander, checkout.id, merged);
     if (error instanceof UserError && error.code === "moved") return requeue(lander, merged);
     if (isRemoteFailure(error)) return requeueAndThrow(lander, merged, error);
@@ -216,10 +215,7 @@ export async function integrate(
     for (const entry of merged) await rejectEntry(lander, entry, refused(), why, { error: shown });
     return "done";
   }
-  if (applied.data?.gate) {
-    lander.gateRuns++;
-    for (const entry of merged) entry.gate_runs++;
-  }
+  countGate(lander, merged, applied.data ?? null);
   if (!applied.data?.landing.trunk_landed) {
     await keepIntegrationFailures(lander, first, applied);
     await discardIntegration(lander, checkout.id, merged);

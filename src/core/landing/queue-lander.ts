@@ -30,6 +30,21 @@ export interface Lander {
 
 export type GroupOutcome = "done" | "red" | "moved";
 
+/**
+ * Counts the gate an accept ran, if it ran one, for the lander and each
+ * entry it proved: a gate counts whatever became of its landing (it lost the
+ * lease, was refused). Before the entries' next write, which persists it.
+ */
+export function countGate(
+  lander: Lander,
+  entries: readonly QueueEntry[],
+  data: AcceptData | null,
+): void {
+  if (data?.gate == null) return;
+  lander.gateRuns++;
+  for (const entry of entries) entry.gate_runs++;
+}
+
 /** A context for work done on behalf of the queue: at the main checkout, no logbook of its own. */
 export function queueContext(lander: Lander, entry: QueueEntry | null): Context {
   if (entry !== null && entry.seq === lander.own) return lander.ctx;
