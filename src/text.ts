@@ -70,15 +70,19 @@ export function userShellCommand(text: string, env?: CommandEnvironment): Comman
 }
 
 /**
- * The command with `berth accept <from>` accepting berth `to` instead (an
- * integration berth's refusal, retold for the berth it integrated). Both ids
- * must be words the shell takes as they are, as berth ids are, so the quoting
- * of the rest is unchanged; otherwise the command is returned as it was.
+ * The command with `berth accept <from>` (or `berth queue withdraw <from>`)
+ * naming berth `to` instead (an integration berth's refusal, retold for the
+ * berth it integrated). Both ids must be words the shell takes as they are,
+ * as berth ids are, so the quoting of the rest is unchanged; otherwise the
+ * command is returned as it was.
  */
-export function acceptingInstead(command: CommandLine, from: string, to: string): CommandLine {
+export function namingInstead(command: CommandLine, from: string, to: string): CommandLine {
   const plain = /^[A-Za-z0-9._-]+$/;
   if (!plain.test(from) || !plain.test(to)) return command;
-  return command.replaceAll(`berth accept ${from}`, `berth accept ${to}`) as CommandLine;
+  return ["berth accept", "berth queue withdraw"].reduce(
+    (text, verb) => text.replaceAll(`${verb} ${from}`, `${verb} ${to}`),
+    command as string,
+  ) as CommandLine;
 }
 
 /** Human output shortens commit ids to 8 hex digits; JSON always carries all 40. */

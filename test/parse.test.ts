@@ -5,6 +5,7 @@ import {
   parseStatusPorcelainV2,
   parseWorktreeList,
 } from "../src/git/parse.js";
+import { refusedPush } from "../src/git/remote.js";
 
 const A = "a".repeat(40);
 const B = "b".repeat(40);
@@ -125,5 +126,41 @@ describe("parseDiffTreeStdin", () => {
     expect(parsed.get(B)).toEqual([
       { status: "D", oldMode: "100644", newMode: "000000", oldOid: A, newOid: Z, path: "gone" },
     ]);
+  });
+});
+
+describe("refusedPush", () => {
+  // Captured from git 2.x `push --porcelain --force-with-lease` against a bare repository.
+  const done = "To /tmp/r.git\n";
+  it("a stale lease is git's own refusal: the remote moved", () => {
+    const out = `${done}!\tHEAD:refs/heads/main\t[rejected] (stale info)\nDone\n`;
+    expect(refusedPush(out, "error: failed to push some refs to '/tmp/r.git'\n")).toEqual({
+      fate: "rejected",
+      message: "[rejected] (stale info)",
+    });
+  });
+
+  it("the remote's own compare-and-swap losing to a concurrent push: the remote moved", () => {
+    const out = `${done}!\tHEAD:refs/heads/x\t[remote rejected] (failed to update ref)\nDone\n`;
+    const err = "remote: error: cannot lock ref 'refs/heads/x': reference already exists        \n";
+    expect(refusedPush(out, err)).toEqual({
+      fate: "rejected",
+      message: "[remote rejected] (failed to update ref)",
+    });
+  });
+
+  it("a hook's refusal is the remote declining, in its own words", () => {
+    const out = `${done}!\tHEAD:refs/heads/main\t[remote rejected] (pre-receive hook declined)\nDone\n`;
+    const err =
+      "remote: protected branch: pushes to main need a review        \nremote: \nerror: failed to push some refs to '/tmp/r.git'\n";
+    expect(refusedPush(out, err)).toEqual({
+      fate: "declined",
+      message:
+        "[remote rejected] (pre-receive hook declined): protected branch: pushes to main need a review",
+    });
+  });
+
+  it("no refused ref: not a refusal", () => {
+    expect(refusedPush(`${done}=\tHEAD:refs/heads/main\t[up to date]\nDone\n`, "")).toBeNull();
   });
 });

@@ -7,6 +7,7 @@ import { installGitCounter } from "./helpers/git-counter.js";
 import { waitFor } from "./helpers/processes.js";
 import { checkedCommits, recordingGate } from "./helpers/queue.js";
 import {
+  declinePushesTo,
   makeTwoMachines,
   REMOTE_CONFIG,
   startWithCommit,
@@ -260,6 +261,47 @@ done
     expect(existsSync(x.path)).toBe(false);
     const left = m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm);
     expect(left).toHaveLength(1);
+  });
+
+  it("a remote that declines the push (a protected trunk): remote_failed once, in the remote's words; one gate, one push", async () => {
+    const { m, marker, berth } = fixture();
+    const hook = declinePushesTo(
+      m,
+      "refs/heads/main",
+      "protected branch: pushes to main need a review",
+    );
+    const x = await startWithCommit(m, m.one, "x");
+    // Machine two moved the remote trunk first, so the landing is an integration (and gated there).
+    m.two.write("two.txt", "two\n");
+    m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+    hook.on();
+    const remoteBefore = remoteTip(m);
+    const before = m.one.git(["rev-parse", "main"]);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.json.error.code).toBe("remote_failed");
+    expect(run.json.error.message).toContain("declined");
+    expect(run.json.error.message).toContain("protected branch: pushes to main need a review");
+    expect(run.json.error.message).not.toContain("kept moving");
+    expect(run.json.error.message).not.toContain("could not be reached");
+    expect(run.json.error.next).toBe(`berth queue withdraw ${x.id}`);
+    expect(checkedCommits(marker)).toHaveLength(1);
+    expect(hook.declined()).toHaveLength(1);
+    expect(remoteTip(m)).toBe(remoteBefore);
+    expect(m.one.git(["rev-parse", "main"])).toBe(before);
+    expect(m.one.git(["rev-parse", x.branch])).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
+    const queue = await berth(["queue", "--json"]);
+    expect(queue.json.data.entries).toMatchObject([{ id: x.id, state: "queued" }]);
+    expect(m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(2);
+
+    // Once the remote lets it in, the same entry lands.
+    hook.off();
+    const again = await berth(["queue", "run", "--json"]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(m.one.git(["rev-parse", `${remoteTip(m)}^2`])).toBe(x.tip);
   });
 
   it("an unreachable remote: accept is remote_failed, nothing landed, the entry stays queued", async () => {

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { naturalCompare } from "../src/text.js";
-import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
+import {
+  declinePushesTo,
+  makeTwoMachines,
+  startWithCommit,
+  type TwoMachines,
+} from "./helpers/remote.js";
 import { runBerth } from "./helpers/repo.js";
 
 /**
@@ -153,6 +158,21 @@ describe("receipts published as notes", () => {
     expect(gc.code).toBe(0);
     for (const tip of [a.tip, b.tip, c.tip])
       expect(JSON.parse(notesOnRemote(m, tip)).commit).toBe(tip);
+  });
+
+  it("a notes push the remote declines is said once, in the remote's words; the gate stays green", async () => {
+    const m = makeTwoMachines(CONFIG);
+    machines = m;
+    const hook = declinePushesTo(m, "refs/notes/berth", "notes are read-only here");
+    hook.on();
+    const x = await startWithCommit(m, m.one, "x");
+    const gate = await m.berth(["gate", "--json"], x.path);
+    expect(gate.code, gate.stdout + gate.stderr).toBe(0);
+    const text = JSON.stringify(gate.json.data);
+    expect(text).toContain("not published: origin declined the push");
+    expect(text).toContain("notes are read-only here");
+    expect(text).not.toContain("kept moving");
+    expect(hook.declined()).toHaveLength(1);
   });
 
   it("a landing note answers await --landed --remote for a branch accept deleted", async () => {

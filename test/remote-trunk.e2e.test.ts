@@ -2,7 +2,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { installGitCounter } from "./helpers/git-counter.js";
-import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
+import {
+  declinePushesTo,
+  makeTwoMachines,
+  startWithCommit,
+  type TwoMachines,
+} from "./helpers/remote.js";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -72,6 +77,29 @@ describe("accept with [remote].name", () => {
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(remoteTip(m)).toBe(merged);
     expect(tipOf(m.one, "main")).toBe(merged);
+  });
+
+  it("a push the remote declines is remote_failed once, in the remote's words, nothing changed", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const hook = declinePushesTo(
+      m,
+      "refs/heads/main",
+      "protected branch: pushes to main need a review",
+    );
+    hook.on();
+    const x = await startWithCommit(m, m.one, "x");
+    const before = tipOf(m.one, "main");
+    const run = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.json.error.code).toBe("remote_failed");
+    expect(run.json.error.message).toContain("origin declined the push");
+    expect(run.json.error.message).toContain("protected branch: pushes to main need a review");
+    expect(hook.declined()).toEqual([x.tip]);
+    expect(remoteTip(m)).toBe(before);
+    expect(tipOf(m.one, "main")).toBe(before);
+    expect(tipOf(m.one, x.branch)).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
   });
 
   it("an unreachable remote is remote_failed, exit 1, nothing changed", async () => {

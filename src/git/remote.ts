@@ -7,10 +7,16 @@ import { runGit } from "./run.js";
  * from berth.toml. Outcomes are types, never stderr for the caller to read.
  */
 
-/** A push's fate: the remote took it, refused it (it moved: stale lease, not a fast-forward), or could not be reached. */
+/**
+ * A push's fate: the remote took it; refused it because it moved (stale
+ * lease, not a fast-forward: `rejected`); declined it by its own rules (a
+ * pre-receive hook, a protected branch: `declined`, which trying again does
+ * not change); or could not be reached.
+ */
 export type PushFate =
   | { fate: "pushed" }
   | { fate: "rejected"; message: string }
+  | { fate: "declined"; message: string }
   | { fate: "unreachable"; message: string };
 
 /** A fetch's fate: done, or the remote could not be reached (or refused to serve). */
@@ -53,11 +59,40 @@ export async function pushWithLease(
   ];
   const result = await runGit(args, { cwd, okCodes: [1, 128] });
   if (result.exitCode === 0) return { fate: "pushed" };
-  const refused = result.stdout.split("\n").find((l) => l.startsWith("!"));
-  if (refused !== undefined) return { fate: "rejected", message: refused.slice(1).trim() };
+  const refused = refusedPush(result.stdout, result.stderr);
+  if (refused !== null) return refused;
   return {
     fate: "unreachable",
     message: failureLine(result.stderr) || `git push exited ${result.exitCode}`,
+  };
+}
+
+/**
+ * A refused ref in `git push --porcelain` output (`!<TAB>from:to<TAB>summary`):
+ * `[rejected] (stale info)` and the like are git's own lease and fast-forward
+ * checks, and `[remote rejected] (failed to update ref)` is the remote's own
+ * compare-and-swap losing to a push that came in meanwhile: the ref moved.
+ * Any other `[remote rejected] (...)` is the remote's receive side saying no
+ * (a hook, a protected branch), and its hook's words come back on stderr as `remote:` lines.
+ */
+export function refusedPush(
+  stdout: string,
+  stderr: string,
+): Extract<PushFate, { fate: "rejected" | "declined" }> | null {
+  const line = stdout.split("\n").find((l) => l.startsWith("!"));
+  if (line === undefined) return null;
+  const summary = line.split("\t")[2]?.trim() ?? line.slice(1).trim();
+  const declined =
+    summary.startsWith("[remote rejected]") && !/\(failed to (update ref|lock)\b/.test(summary);
+  if (!declined) return { fate: "rejected", message: summary };
+  const said = stderr
+    .split("\n")
+    .filter((l) => l.startsWith("remote:"))
+    .map((l) => l.slice("remote:".length).trim())
+    .filter((l) => l !== "");
+  return {
+    fate: "declined",
+    message: said.length === 0 ? summary : `${summary}: ${said.join("; ")}`,
   };
 }
 

@@ -1,3 +1,4 @@
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeRepo, repoAt, runBerth, type TestRepo } from "./repo.js";
 
@@ -53,4 +54,36 @@ export async function startWithCommit(
   repo.write(`${name}.txt`, `${name}\n`, data.path);
   const tip = repo.commit(`work on ${name}`, data.path);
   return { ...data, tip };
+}
+
+/**
+ * A pre-receive hook on the bare remote, as a protected branch on a forge:
+ * while `on()` holds it declines any push that updates `ref`, saying
+ * `message`, and records the commit each declined push offered; `off()` lets
+ * pushes through again.
+ */
+export function declinePushesTo(m: TwoMachines, ref: string, message: string) {
+  const flag = join(m.bare, "declining");
+  const seen = join(m.bare, "declined-pushes");
+  const hook = join(m.bare, "hooks", "pre-receive");
+  writeFileSync(
+    hook,
+    `#!/bin/sh
+while read old new ref; do
+  if [ "$ref" = "${ref}" ] && [ -e "${flag}" ]; then
+    echo "$new" >> "${seen}"
+    echo "${message}" >&2
+    exit 1
+  fi
+done
+exit 0
+`,
+  );
+  chmodSync(hook, 0o755);
+  return {
+    on: () => writeFileSync(flag, ""),
+    off: () => rmSync(flag, { force: true }),
+    declined: () =>
+      existsSync(seen) ? readFileSync(seen, "utf8").split("\n").filter(Boolean) : [],
+  };
 }

@@ -22,7 +22,7 @@ import {
   refuseUnlessFollows,
   trunkHolders,
 } from "./main-checkout-follow.js";
-import { moveTrunk } from "./trunk-move.js";
+import { moveTrunk, trunkMoveRefusal } from "./trunk-move.js";
 
 /**
  * Applying an accept plan. The part under the fleet lock comes first:
@@ -162,19 +162,8 @@ async function landUnderLock(
       outcome: "failed",
       reason: move.message,
     });
-    if (move.fate === "raced") {
-      throw new UserError(
-        "moved",
-        `${data.trunk.name} moved while landing (${move.message}); ${nothing}, and the trunk was left where it is.`,
-        { next: updateThenAccept(entry.path, data.id), data },
-      );
-    }
-    const why = move.fate === "remote_failed" ? `remote ${move.remote} failed: ` : "";
-    throw new UserError(
-      move.fate === "remote_failed" ? "remote_failed" : "precondition_failed",
-      `git could not move ${data.trunk.name}: ${why}${move.message}; ${nothing}.`,
-      { next: shellCommand(["berth", "accept", data.id]), data },
-    );
+    const landing = { id: data.id, path: entry.path, trunk: data.trunk.name, commit, nothing };
+    throw trunkMoveRefusal(move, landing, data);
   }
   data.landing.trunk_landed = true;
   steps.push({

@@ -4,7 +4,7 @@ import { abortMerge, isMerging, listConflictedPaths, mergeCommit } from "../../g
 import { resolveCommit } from "../../git/refs.js";
 import { keepQueueLog, type QueueEntry } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
-import { acceptingInstead, shellCommand } from "../../text.js";
+import { namingInstead, shellCommand } from "../../text.js";
 import { commandEnvChanges } from "../berth/env.js";
 import { cryptoHex, type RandomHex } from "../berth/identity.js";
 import { startBerth } from "../lifecycle/start.js";
@@ -209,8 +209,8 @@ export async function integrate(
     countGate(lander, merged, plan?.data ?? null);
     await discardIntegration(lander, checkout.id, merged);
     if (error instanceof UserError && error.code === "moved") return requeue(lander, merged);
-    if (isRemoteFailure(error)) return requeueAndThrow(lander, merged, error);
     const shown = inTermsOf(first, checkout.id, error);
+    if (isRemoteFailure(shown)) return requeueAndThrow(lander, merged, shown);
     const why = `the integration commit could not land: ${(shown as Error).message}`;
     for (const entry of merged) await rejectEntry(lander, entry, refused(), why, { error: shown });
     return "done";
@@ -284,13 +284,13 @@ async function keepIntegrationFailures(
 
 /**
  * An integration berth's refusal, as its submitter reads it: accept's refusals
- * name the berth they were about, and `berth accept <integration berth>` would
- * name a throwaway checkout that is gone by then. The person accepts their own
- * berth again (the group's first entry).
+ * name the berth they were about, and `berth accept <integration berth>` (or
+ * `berth queue withdraw` of it) would name a throwaway checkout that is gone
+ * by then. The person acts on their own berth (the group's first entry).
  */
 function inTermsOf(leader: QueueEntry, integrationId: string, error: unknown): unknown {
   if (!(error instanceof UserError)) return error;
-  const next = error.next && acceptingInstead(error.next, integrationId, leader.id);
+  const next = error.next && namingInstead(error.next, integrationId, leader.id);
   return new UserError(error.code, renamed(leader, integrationId, error.message), {
     next,
     data: error.data,

@@ -16,7 +16,8 @@ import type { Repository } from "../repo/repository.js";
  *      `refs/notes/remotes/<remote>/<name>` and merge it into ours
  *      (`cat_sort_uniq`: every machine's lines are kept);
  *   3. push ours with a lease on the tip seen in 1 (absent = must not exist);
- *   4. refused (another machine pushed meanwhile): again from 1, a few times.
+ *   4. refused (another machine pushed meanwhile): again from 1, a few times;
+ *      declined by the remote's own rules (a hook): said once, never retried.
  * Nothing here overwrites another machine's note.
  */
 
@@ -85,6 +86,8 @@ export async function publishNotes(cwd: string, remote: string, name: string): P
     if (ours == null) return "not published: no local notes";
     const pushed = await pushWithLease(cwd, remote, ref, theirs ?? "", ours);
     if (pushed.fate === "pushed") return `published to ${remote} (${ref})`;
+    if (pushed.fate === "declined")
+      return `not published: ${remote} declined the push (${pushed.message})`;
     if (pushed.fate === "unreachable")
       return `not published: remote ${remote} failed (${pushed.message})`;
   }

@@ -1,8 +1,10 @@
+import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { moveRef, readRefTips, resolveCommit } from "../../git/refs.js";
 import { pushWithLease } from "../../git/remote.js";
-import { shortOid } from "../../text.js";
+import { shellCommand, shortOid } from "../../text.js";
 import { remoteTrunkRef } from "../fleet/integration.js";
+import { updateThenAccept } from "./accept-subject.js";
 
 /**
  * THE trunk move (spec sections 5 and 13, docs/decisions/0051): the one
@@ -17,14 +19,16 @@ import { remoteTrunkRef } from "../fleet/integration.js";
  *        <commit>:refs/heads/<trunk>`: exactly the proved commit, never a name;
  *     3. only after the remote took it, the local trunk by compare-and-swap
  *        from `old`, so the local trunk is never ahead of what the remote accepted.
- * A remote that moved is `raced`; one that cannot be reached `remote_failed`:
- * nothing changed locally in either case.
+ * A remote that moved is `raced`; one whose own rules declined the push (a
+ * pre-receive hook, a protected branch) `declined`, which no retry changes;
+ * one that cannot be reached `remote_failed`: nothing changed locally in any case.
  */
 
 export type TrunkMove =
   | { fate: "moved"; reason: string }
   | { fate: "raced"; message: string }
   | { fate: "failed"; message: string }
+  | { fate: "declined"; remote: string; message: string }
   | { fate: "remote_failed"; remote: string; message: string };
 
 export async function moveTrunk(
@@ -54,6 +58,7 @@ export async function moveTrunk(
       message: `${remote} refused the push: its ${trunk} is no longer at ${shortOid(lease)} (${pushed.message})`,
     };
   }
+  if (pushed.fate === "declined") return { fate: "declined", remote, message: pushed.message };
   if (pushed.fate === "unreachable")
     return { fate: "remote_failed", remote, message: pushed.message };
   // The remote took it: the local trunk follows, never ahead of it.
@@ -63,6 +68,45 @@ export async function moveTrunk(
     ...moved,
     reason: `${moved.reason} on ${remote}; the local ${trunk} did not follow: ${local.message}`,
   };
+}
+
+/**
+ * accept's refusal for a trunk move that did not happen (nothing landed):
+ * `moved` for a remote or trunk that moved, `remote_failed` for a remote
+ * that declined or could not be reached.
+ */
+export function trunkMoveRefusal(
+  move: Exclude<TrunkMove, { fate: "moved" }>,
+  landing: { id: string; path: string; trunk: string; commit: string; nothing: string },
+  data: unknown,
+): UserError {
+  const { id, trunk, commit, nothing } = landing;
+  switch (move.fate) {
+    case "raced":
+      return new UserError(
+        "moved",
+        `${trunk} moved while landing (${move.message}); ${nothing}, and the trunk was left where it is.`,
+        { next: updateThenAccept(landing.path, id), data },
+      );
+    case "declined":
+      // The remote's own rules said no, and trying again gets the same answer: the way on
+      // is to take the entry out of the queue (and land it however that remote allows).
+      return new UserError(
+        "remote_failed",
+        `${move.remote} declined the push of ${shortOid(commit)} to its ${trunk} (${move.message}); ` +
+          `${nothing}. Trying again gets the same answer until ${move.remote}'s rules let this push in.`,
+        { next: shellCommand(["berth", "queue", "withdraw", id]), data },
+      );
+    case "remote_failed":
+    case "failed": {
+      const why = move.fate === "remote_failed" ? `remote ${move.remote} failed: ` : "";
+      return new UserError(
+        move.fate === "remote_failed" ? "remote_failed" : "precondition_failed",
+        `git could not move ${trunk}: ${why}${move.message}; ${nothing}.`,
+        { next: shellCommand(["berth", "accept", id]), data },
+      );
+    }
+  }
 }
 
 /** The local compare-and-swap; null when it moved, else why not. */
