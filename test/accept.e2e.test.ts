@@ -261,6 +261,35 @@ describe("accept refuses before changing anything", () => {
     expect(existsSync(berth.path)).toBe(false);
   });
 
+  it("[acceptance].queue = false: a branch behind the trunk is refused with next berth update, nothing changed", async () => {
+    const { repo, env, marker } = setUp(`${RECORDING_CHECK}\n[acceptance]\nqueue = false\n`);
+    const berth = await start(repo, env, "behind");
+    const berthTip = tip(repo, berth.branch);
+    repo.write("trunk.txt", "moved on\n");
+    const moved = repo.commit("trunk moves on");
+    const before = snapshot(repo);
+    const run = await runBerth(["accept", berth.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.error.message).toContain("does not contain the tip of main");
+    expect(run.json.error.message).toContain("[acceptance].queue = false");
+    expect(run.json.error.next).toContain("berth update");
+    expect(snapshot(repo)).toBe(before);
+    expect(tip(repo, "refs/heads/main")).toBe(moved);
+    expect(tip(repo, berth.branch)).toBe(berthTip);
+    expect(markerLines(marker).filter((l) => l.startsWith("check "))).toEqual([]);
+    const queue = await runBerth(["queue", "--json"], { cwd: repo.path, env });
+    expect(queue.json.data.entries).toEqual([]);
+
+    // Updated, it contains the trunk and lands by fast-forward, as ever.
+    const update = await runBerth(["update", "--json"], { cwd: berth.path, env });
+    expect(update.code, update.stdout).toBe(0);
+    const updated = tip(repo, berth.branch);
+    const again = await runBerth(["accept", berth.id, "--yes", "--json"], { cwd: repo.path, env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(tip(repo, "refs/heads/main")).toBe(updated);
+  });
+
   it("the main checkout on the trunk with a tracked change", async () => {
     const { repo, env } = setUp();
     const berth = await start(repo, env, "main-dirty");

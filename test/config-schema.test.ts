@@ -216,6 +216,7 @@ describe("the schema's defaults and the starter file", () => {
       "logbook.enabled",
       "acceptance.batch",
       "acceptance.pre_authorized",
+      "acceptance.queue",
       "remote.publish_receipts",
     ]);
   });

@@ -33,7 +33,7 @@ const DEFAULTS: Omit<Config, "file"> = {
     checks: [],
     capacity: { max_parallel: 0 },
   },
-  acceptance: { batch: 1, pre_authorized: false },
+  acceptance: { batch: 1, pre_authorized: false, queue: true },
   logbook: { enabled: true },
   remote: { name: null, publish_receipts: false },
 };
@@ -124,7 +124,7 @@ describe("loadConfig with a full file", () => {
         ],
         capacity: { max_parallel: 2 },
       },
-      acceptance: { batch: 5, pre_authorized: true },
+      acceptance: { batch: 5, pre_authorized: true, queue: false },
       logbook: { enabled: false },
       remote: { name: "origin", publish_receipts: true },
     });
@@ -337,10 +337,23 @@ describe("renderStarterConfig", () => {
 describe("[acceptance]", () => {
   it("reads pre_authorized, default false, and refuses a non-boolean", async () => {
     await writeFile(join(repo, "berth.toml"), "[acceptance]\npre_authorized = true\n");
-    expect((await loadConfig(repo)).acceptance).toEqual({ batch: 1, pre_authorized: true });
+    expect((await loadConfig(repo)).acceptance).toEqual({
+      batch: 1,
+      pre_authorized: true,
+      queue: true,
+    });
     await writeFile(join(repo, "berth.toml"), '[acceptance]\npre_authorized = "yes"\n');
     const error = await loadConfig(repo).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).keyPath).toBe("acceptance.pre_authorized");
+  });
+
+  it("reads queue (spec section 3), default true, and refuses a non-boolean", async () => {
+    await writeFile(join(repo, "berth.toml"), "[acceptance]\nqueue = false\n");
+    expect((await loadConfig(repo)).acceptance.queue).toBe(false);
+    await writeFile(join(repo, "berth.toml"), "[acceptance]\nqueue = 1\n");
+    const error = await loadConfig(repo).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).keyPath).toBe("acceptance.queue");
   });
 });

@@ -42,8 +42,8 @@ const isAncestorIn = (repo: TestRepo, a: string, b: string) => {
 const localTrunkHistory = (m: TwoMachines) =>
   m.one.git(["reflog", "show", "--format=%H", "refs/heads/main"]).split("\n").reverse();
 
-function fixture(extra = "true") {
-  const m = makeTwoMachines(`${REMOTE_CONFIG}${recordingGate(extra)}`);
+function fixture(extra = "true", more = "") {
+  const m = makeTwoMachines(`${REMOTE_CONFIG}${recordingGate(extra)}${more}`);
   machines = m;
   const marker = join(m.one.dir.path, "marker");
   const env = { ...m.one.env, MARKER: marker, TWO: m.two.path };
@@ -302,6 +302,29 @@ done
     const again = await berth(["queue", "run", "--json"]);
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(m.one.git(["rev-parse", `${remoteTip(m)}^2`])).toBe(x.tip);
+  });
+
+  it("[acceptance].queue = false and the remote's trunk moved: refused with next berth update, no gate, nothing pushed", async () => {
+    const { m, marker, berth } = fixture("true", "\n[acceptance]\nqueue = false\n");
+    const x = await startWithCommit(m, m.one, "x");
+    m.two.write("two.txt", "two\n");
+    m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+    const remoteBefore = remoteTip(m);
+    const before = m.one.git(["rev-parse", "main"]);
+
+    const run = await berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.error.message).toContain("does not contain the tip of main");
+    expect(run.json.error.message).toContain("[acceptance].queue = false");
+    expect(run.json.error.next).toContain("berth update");
+    expect(checkedCommits(marker)).toEqual([]);
+    expect(remoteTip(m)).toBe(remoteBefore);
+    expect(m.one.git(["rev-parse", "main"])).toBe(before);
+    expect(m.one.git(["rev-parse", x.branch])).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
+    expect(m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(2);
   });
 
   it("an unreachable remote: accept is remote_failed, nothing landed, the entry stays queued", async () => {

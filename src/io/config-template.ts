@@ -61,6 +61,7 @@ checks = [                # run on a clean HEAD; \`after\` orders them
 [acceptance]
 batch = 1                 # landing-queue entries merged into one integration commit, gated once
 pre_authorized = false    # true: every submitted entry may land once green, with no confirmation
+queue = true              # false: a branch behind the trunk is refused, not integrated
 
 [logbook]
 enabled = true            # record verb begin/finish events

@@ -51,6 +51,11 @@ export interface Config {
      * or a hook included) may land once green, without a person's confirmation.
      */
     pre_authorized: boolean;
+    /**
+     * true: a branch that does not contain the trunk's tip lands through an
+     * integration commit; false: it is refused (`berth update` first).
+     */
+    queue: boolean;
   };
   logbook: { enabled: boolean };
   /** Section 13: null name = no remote; nothing touches a network then. */

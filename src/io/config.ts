@@ -295,10 +295,12 @@ const gateSchema = table({
 
 // How the landing queue lands (spec section 11). pre_authorized is the standing
 // grant: every submission (a person's --no-wait, an agent's accept through berth mcp
-// or a hook) may land once green, without a person's approval.
+// or a hook) may land once green, without a person's approval. queue = false: a
+// branch that does not contain the trunk's tip is refused, never integrated.
 const acceptanceSchema = table({
   batch: v.optional(positiveInteger, 1n),
   pre_authorized: v.optional(boolean, false),
+  queue: v.optional(boolean, true),
 });
 
 const configSchema = table({

@@ -1,5 +1,6 @@
 import { shortOid } from "../../text.js";
 import type { AcceptPlan } from "./accept.js";
+import { behindTrunk } from "./accept-subject.js";
 
 /**
  * An accept plan for a stack that does not contain the trunk's tip (spec
@@ -7,11 +8,15 @@ import type { AcceptPlan } from "./accept.js";
  * and the stack tip (trunk first) in a throwaway integration checkout, gates
  * that merge commit and fast-forwards the trunk to it. A receipt for the
  * stack's tip proves nothing about the merge, so the gate always runs; the
- * commit that lands is not known until the merge is made.
+ * commit that lands is not known until the merge is made. With
+ * `[acceptance].queue = false` it is refused instead (spec section 5).
  */
 export function asIntegration(plan: AcceptPlan): AcceptPlan {
   const { data } = plan;
   const trunk = data.trunk;
+  if (!plan.repo.config.acceptance.queue) {
+    throw behindTrunk(data.branch, { name: trunk.name, tip: trunk.old }, data);
+  }
   data.validated = { ...data.validated, by: "gate" };
   const checks = data.validated.checks ?? 0;
   const [, , ...rest] = plan.steps;

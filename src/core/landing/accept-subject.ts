@@ -223,6 +223,29 @@ export function refusal(
   return new UserError("precondition_failed", message, options);
 }
 
+/**
+ * With `[acceptance].queue = false` (spec section 5) a branch that does not contain
+ * the trunk's tip is refused, never integrated: the person merges the trunk first.
+ */
+export function behindTrunk(
+  branch: string,
+  trunk: { name: string; tip: string },
+  berth: { path: string | null; id: string },
+  data?: unknown,
+): UserError {
+  // A queue entry made without a checkout has none to update in.
+  const next =
+    berth.path === null
+      ? shellCommand(["berth", "accept", berth.id])
+      : updateThenAccept(berth.path, berth.id);
+  return refusal(
+    `${branch} does not contain the tip of ${trunk.name} (${shortOid(trunk.tip)}), and with ` +
+      "[acceptance].queue = false berth does not land it through an integration commit; " +
+      "merge the trunk into it first. Nothing changed.",
+    { next, data },
+  );
+}
+
 /** `cd <berth> && berth update && berth accept <id>`: update merges into the checkout it runs in. */
 export function updateThenAccept(path: string, id: string): CommandLine {
   return commandSequence(

@@ -18,6 +18,7 @@ import type { Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "../repo/trunk.js";
 import type { AcceptApplyOptions } from "./accept.js";
 import { applyAccept, planAccept } from "./accept.js";
+import { behindTrunk } from "./accept-subject.js";
 import { finishEntry } from "./queue-finish.js";
 import {
   discardIntegration,
@@ -29,6 +30,7 @@ import {
 import {
   type GroupOutcome,
   type Lander,
+  refused,
   rejectEntry,
   rejectMoved,
   updateEntry,
@@ -107,7 +109,9 @@ export async function drainQueue(
     if (own !== undefined && isFinal(own)) break;
     const ready = entries.filter((e) => e.state === "queued" && e.authority !== null);
     if (ready.length === 0) break;
-    const group = ready.slice(0, Math.max(1, repo.config.acceptance.batch));
+    // Without the queue's integrations every landing is one berth's fast-forward.
+    const batch = repo.config.acceptance.queue ? repo.config.acceptance.batch : 1;
+    const group = ready.slice(0, Math.max(1, batch));
     await landGroup(lander, group, trunk);
   }
   await settleCarried(lander, trunk);
@@ -222,6 +226,12 @@ async function landOnce(
   if (rest.length === 1 && single !== undefined) {
     const contains = await isAncestor(lander.repo.mainPath, base, single.tip).catch(() => false);
     if (contains) return landFastForward(lander, single, trunk);
+    if (!lander.repo.config.acceptance.queue) {
+      // The trunk (or the remote's) moved since it was submitted: refused as accept refuses it.
+      const error = behindTrunk(single.branch, { name: trunk, tip: base }, single);
+      await rejectEntry(lander, single, refused(), error.message, { error });
+      return "done";
+    }
   }
   return integrate(lander, rest, trunk, base);
 }
