@@ -102,6 +102,34 @@ describe("accept with [remote].name", () => {
     expect(existsSync(x.path)).toBe(true);
   });
 
+  it("a remote with no trunk yet: refused as what it is, next pushes the trunk there; nothing changed", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    // A fresh remote: reached, but it has no main (and clone one never fetched one).
+    m.one.git(["--git-dir", m.bare, "update-ref", "-d", "refs/heads/main"]);
+    m.one.git(["update-ref", "-d", "refs/remotes/origin/main"]);
+    const before = tipOf(m.one, "main");
+    const run = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.error.message).toContain("origin has no main yet");
+    expect(run.json.error.message).not.toContain("could not be reached");
+    expect(run.json.error.next).toBe(`git -C ${m.one.path} push origin main`);
+    expect(tipOf(m.one, "main")).toBe(before);
+    expect(tipOf(m.one, x.branch)).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
+    const update = await m.berth(["update", "--json"], x.path);
+    expect(update.code).toBe(1);
+    expect(update.json.error.message).toContain("origin has no main yet");
+
+    // Its next step is what makes the landing possible.
+    m.one.git(["push", "-q", "origin", "main"]);
+    const again = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(remoteTip(m)).toBe(x.tip);
+  });
+
   it("an unreachable remote is remote_failed, exit 1, nothing changed", async () => {
     const m = makeTwoMachines();
     machines = m;

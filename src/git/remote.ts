@@ -19,8 +19,15 @@ export type PushFate =
   | { fate: "declined"; message: string }
   | { fate: "unreachable"; message: string };
 
-/** A fetch's fate: done, or the remote could not be reached (or refused to serve). */
-export type FetchFate = { fate: "fetched" } | { fate: "unreachable"; message: string };
+/**
+ * A fetch's fate: done; the remote answered but has no ref a refspec names
+ * (`missing`: a fresh remote has no trunk yet); or it could not be reached
+ * (or refused to serve).
+ */
+export type FetchFate =
+  | { fate: "fetched" }
+  | { fate: "missing"; message: string }
+  | { fate: "unreachable"; message: string };
 
 /**
  * What went wrong, in git's words: its first `fatal:` or `error:` line. The
@@ -118,7 +125,10 @@ export async function fetchRefspecs(
     return { fate: "fetched" };
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
-    return { fate: "unreachable", message: failureLine(error.stderr) || error.message };
+    const message = failureLine(error.stderr) || error.message;
+    // git's words for a ref the remote does not have (LC_ALL=C: never translated).
+    if (/^couldn't find remote ref /.test(message)) return { fate: "missing", message };
+    return { fate: "unreachable", message };
   }
 }
 

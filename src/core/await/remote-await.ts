@@ -91,7 +91,7 @@ export async function awaitOnRemote(
         remote,
         keys.map((k) => `+${names[k]}:${local[k]}`),
       );
-      if (fetched.fate === "unreachable")
+      if (fetched.fate !== "fetched")
         throw remoteFailed(remote, fetched.message, "nothing was awaited");
     }
     const tip = listed.tips.get(names.branch) ?? null;

@@ -46,8 +46,7 @@ export async function readRemoteBerths(
   ];
   // Pruned: a branch deleted on the remote is no longer listed (only these refspecs' refs go).
   const fetched = await fetchRefspecs(cwd, remote, refspecs, { prune: true });
-  if (fetched.fate === "unreachable")
-    throw remoteFailed(remote, fetched.message, "nothing was read");
+  if (fetched.fate !== "fetched") throw remoteFailed(remote, fetched.message, "nothing was read");
   const under = `refs/remotes/${remote}/`;
   const refs = await listRefs(cwd, [`${under}${prefix.replace(/\/$/, "")}`]);
   const gate = gateDefinitionOf(repo.config.gate);

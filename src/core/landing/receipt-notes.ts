@@ -76,7 +76,7 @@ export async function publishNotes(cwd: string, remote: string, name: string): P
     const theirs = listed.tips.get(ref) ?? null;
     if (theirs !== null) {
       const fetched = await fetchRefspecs(cwd, remote, [`+${ref}:${tracking}`]);
-      if (fetched.fate === "unreachable")
+      if (fetched.fate !== "fetched")
         return `not published: remote ${remote} failed (${fetched.message})`;
       const ours = (await readRefTips(cwd, [ref])).get(ref) ?? null;
       if (ours === null || !(await isAncestor(cwd, theirs, ours)))

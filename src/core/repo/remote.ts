@@ -43,6 +43,7 @@ export async function fetchRemoteTrunk(
   if (remote === null || tracking === null) return null;
   const cwd = repo.location.cwd;
   const fetched = await fetchRefspecs(cwd, remote, [`+refs/heads/${trunk}:${tracking}`]);
+  if (fetched.fate === "missing") throw noRemoteTrunk(repo, remote, trunk, what);
   if (fetched.fate === "unreachable") throw remoteFailed(remote, fetched.message, what);
   const tip = (await readRefTips(cwd, [tracking])).get(tracking) ?? null;
   if (tip === null || tip === localTip) return null;
@@ -53,6 +54,16 @@ export async function fetchRemoteTrunk(
     return null;
   }
   return { ref: tracking, tip };
+}
+
+/** The remote answered but has no trunk (a fresh one): nothing there to land on or merge from yet. */
+function noRemoteTrunk(repo: Repository, remote: string, trunk: string, what: string): UserError {
+  return new UserError(
+    "precondition_failed",
+    `${remote} has no ${trunk} yet: berth lands on ${remote}'s ${trunk} and merges from it, ` +
+      `so it must exist there first; push this ${trunk} to start it; ${what}.`,
+    { next: shellCommand(["git", "-C", repo.mainPath, "push", remote, trunk]) },
+  );
 }
 
 function divergedTrunk(
