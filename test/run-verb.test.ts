@@ -91,7 +91,7 @@ describe("the runner's failure rendering", () => {
       expect(proposal).toEqual({
         kind: "refused",
         action: "gate",
-        command: "berth status",
+        command: "berth status x",
         text: `${stdout}${stderr}`,
       });
     }
