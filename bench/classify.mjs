@@ -49,7 +49,7 @@ const prefix = repo.config.repository.branch_prefix;
 /** berth's classification: ancestry in one git process, the rest in memory. */
 async function classifyOurs() {
   const roots = [
-    ...(trunk.tip ? [trunk.tip] : []),
+    ...survey.trunkTips,
     ...survey.branches.values(),
     ...survey.worktrees.flatMap((w) => (w.entry.head ? [w.entry.head] : [])),
   ];
@@ -57,7 +57,9 @@ async function classifyOurs() {
   const fresh = { ...survey, ancestry };
   const landed = new Set(
     survey.worktrees
-      .filter((w) => isLanded(w.entry.head, w.marker, w.entry.branch, trunk, ancestry))
+      .filter((w) =>
+        isLanded(w.entry.head, w.marker, w.entry.branch, trunk, survey.trunkTips, ancestry),
+      )
       .map((w) => w.entry.path),
   );
   const containment = classifyContainment({ survey: fresh, activityOf, now });

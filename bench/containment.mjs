@@ -102,6 +102,8 @@ const cpuMs = (fn) => {
 };
 
 const trunk = { name: "main", tip: fleet.trunk, source: "default" };
+// No remote in a synthetic fleet: the trunk's own tip is the only one (fleet/landed.ts).
+const trunkTips = [fleet.trunk];
 const clean = { changedFiles: 0, untrackedFiles: 0, trackedChanges: 0, paths: [] };
 const dirty = { changedFiles: 1, untrackedFiles: 1, trackedChanges: 0, paths: ["scratch.txt"] };
 
@@ -142,7 +144,7 @@ function survey(ancestry) {
       readable: true,
       ahead: ancestry.countExclusive(row.head, fleet.trunk),
       behind: ancestry.countExclusive(fleet.trunk, row.head),
-      landed: isLanded(row.head, marker, row.branch, trunk, ancestry),
+      landed: isLanded(row.head, marker, row.branch, trunk, trunkTips, ancestry),
       integrated: false,
     });
   });
@@ -150,6 +152,7 @@ function survey(ancestry) {
   return {
     repo,
     trunk,
+    trunkTips,
     branches: fleet.branches,
     worktrees,
     ancestry,
