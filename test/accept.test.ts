@@ -5,10 +5,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { applyAccept, planAccept } from "../src/core/landing/accept.js";
 import { runGate } from "../src/core/landing/gate.js";
 import { trunkHolders } from "../src/core/landing/main-checkout-follow.js";
+import { submitEntry } from "../src/core/landing/queue.js";
 import { startBerth } from "../src/core/lifecycle/start.js";
 import { UserError } from "../src/errors.js";
 import { parseNameStatus, type WorktreeEntry } from "../src/git/parse.js";
 import { findPathsInTheWay } from "../src/io/in-the-way.js";
+import { readQueue } from "../src/io/queue-store.js";
 import {
   deleteLandingRecord,
   type LandingRecord,
@@ -262,5 +264,22 @@ describe("pure pieces", () => {
     } finally {
       dir.cleanup();
     }
+  });
+});
+
+describe("submitting one berth twice at once", () => {
+  it("makes one open entry: the second submission refreshes the first's", async () => {
+    const { repo, berth, commit } = await landable("twice");
+    const { ctx } = testContext(repo.path, repo.env);
+    const plan = await planAccept(ctx, { target: berth.id });
+    // Both read the queue before either writes: in one process, as two accepts would race.
+    const [one, two] = await Promise.all([
+      submitEntry(ctx, plan, false),
+      submitEntry(ctx, plan, true),
+    ]);
+    const entries = await readQueue(join(repo.path, ".git"));
+    expect(entries.map((e) => [e.id, e.state, e.tip])).toEqual([[berth.id, "queued", commit]]);
+    expect([one.seq, two.seq]).toEqual([1, 1]);
+    expect(entries[0]?.authority).toBe("confirmed");
   });
 });

@@ -11,7 +11,8 @@ import { sharedStateDir } from "./paths.js";
  * renamed (src/io/atomic.ts), so a killed writer leaves the old entry or the
  * new one, never half of either. The queue's lock is `queue/lock`, held by
  * a lander for a whole drain; `queue/entry.lock` is held only while one
- * entry is read and rewritten (`changeEntry`). Entries are read in `seq`
+ * entry is read and rewritten (`changeEntry`), or a berth's entry is
+ * submitted (`submitEntryFor`). Entries are read in `seq`
  * order, which is the landing order.
  */
 
@@ -102,6 +103,10 @@ export function queueLockPath(commonDir: string): string {
   return join(queueDir(commonDir), "lock");
 }
 
+function entryLockPath(commonDir: string): string {
+  return join(queueDir(commonDir), "entry.lock");
+}
+
 /** Named by the sequence number alone, so claiming a number is one exclusive create. */
 export function entryFileName(entry: Pick<QueueEntry, "seq">): string {
   return `${String(entry.seq).padStart(6, "0")}.json`;
@@ -170,7 +175,7 @@ export async function changeEntry(
   verb: string,
   change: (now: QueueEntry) => QueueEntry | null,
 ): Promise<{ entry: QueueEntry; written: boolean } | null> {
-  const held = await acquireLockFile(join(queueDir(commonDir), "entry.lock"), verb);
+  const held = await acquireLockFile(entryLockPath(commonDir), verb);
   try {
     const now = await readEntry(commonDir, seq);
     if (now === null) return null;
@@ -184,15 +189,43 @@ export async function changeEntry(
 }
 
 /**
- * Adds an entry at the end: the next free sequence number, claimed by an
- * exclusive create so two submitters never share one.
+ * Submits berth `id` under the entry lock, so two submitters of one berth
+ * never make two open entries: its open entry, if there is one, is
+ * rewritten by `refresh` (null: leave it, a lander holds it); else a new
+ * entry is added at the end. Returns the berth's open entry afterwards.
  */
-export async function appendEntry(
+export async function submitEntryFor(
   commonDir: string,
+  id: string,
+  verb: string,
+  refresh: (open: QueueEntry) => QueueEntry | null,
   make: (seq: number) => QueueEntry,
 ): Promise<QueueEntry> {
-  for (;;) {
+  const held = await acquireLockFile(entryLockPath(commonDir), verb);
+  try {
     const entries = await readQueue(commonDir);
+    const open = entries.find((entry) => entry.id === id && !isFinal(entry));
+    if (open === undefined) return await appendEntry(commonDir, entries, make);
+    const next = refresh(open);
+    if (next === null) return open;
+    await writeEntry(commonDir, next);
+    return next;
+  } finally {
+    await held.release();
+  }
+}
+
+/**
+ * Adds an entry at the end: the next free sequence number, claimed by an
+ * exclusive create, so even a writer that skipped the lock never shares one.
+ */
+async function appendEntry(
+  commonDir: string,
+  read: QueueEntry[],
+  make: (seq: number) => QueueEntry,
+): Promise<QueueEntry> {
+  let entries = read;
+  for (;;) {
     const seq = (entries.at(-1)?.seq ?? 0) + 1;
     const entry = make(seq);
     try {
@@ -204,5 +237,6 @@ export async function appendEntry(
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
+    entries = await readQueue(commonDir);
   }
 }

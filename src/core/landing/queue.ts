@@ -5,7 +5,6 @@ import { UserError } from "../../errors.js";
 import { readJsonFile, writeJsonAtomic } from "../../io/atomic.js";
 import {
   type Authority,
-  appendEntry,
   changeEntry,
   isBeingLanded,
   isFinal,
@@ -13,6 +12,7 @@ import {
   type QueueState,
   queueDir,
   readQueue,
+  submitEntryFor,
 } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
@@ -73,21 +73,16 @@ export async function submitEntry(
   if (grant) await rm(grantPath(repo, data.id), { force: true });
   const now = ctx.now().toISOString();
   const tip = data.validated.commit;
-  const open = (await readQueue(commonDir)).find((e) => e.id === data.id && !isFinal(e));
-  if (open !== undefined) {
-    const changed = await changeEntry(commonDir, open.seq, "accept", (entry) => {
-      // Being landed: that landing answers this submission too.
-      if (entry.state !== "queued" && entry.state !== "awaiting_approval") return null;
-      // A confirmation (or an approval) is for the tip it was given at (decision 0069).
-      const kept = entry.tip === tip ? (authority ?? entry.authority) : authority;
-      const state: QueueState = kept === null ? "awaiting_approval" : "queued";
-      return { ...entry, tip, path: data.path, authority: kept, state, updated_at: now };
-    });
-    // Decided meanwhile (landed, rejected, withdrawn): this submission is a new entry.
-    if (changed !== null && !isFinal(changed.entry)) return changed.entry;
-  }
   const state: QueueState = authority === null ? "awaiting_approval" : "queued";
-  return appendEntry(commonDir, (seq) => ({
+  const refresh = (entry: QueueEntry): QueueEntry | null => {
+    // Being landed: that landing answers this submission too.
+    if (entry.state !== "queued" && entry.state !== "awaiting_approval") return null;
+    // A confirmation (or an approval) is for the tip it was given at (decision 0069).
+    const kept = entry.tip === tip ? (authority ?? entry.authority) : authority;
+    const waits: QueueState = kept === null ? "awaiting_approval" : "queued";
+    return { ...entry, tip, path: data.path, authority: kept, state: waits, updated_at: now };
+  };
+  return submitEntryFor(commonDir, data.id, "accept", refresh, (seq) => ({
     version: 1,
     seq,
     id: data.id,
