@@ -140,12 +140,13 @@ describe("refusedPush", () => {
     });
   });
 
-  it("the remote's own compare-and-swap losing to a concurrent push: the remote moved", () => {
+  it("the remote's own compare-and-swap losing to a concurrent push: rejected (the trunk move asks whether it moved), in the remote's words", () => {
     const out = `${done}!\tHEAD:refs/heads/x\t[remote rejected] (failed to update ref)\nDone\n`;
     const err = "remote: error: cannot lock ref 'refs/heads/x': reference already exists        \n";
     expect(refusedPush(out, err)).toEqual({
       fate: "rejected",
-      message: "[remote rejected] (failed to update ref)",
+      message:
+        "[remote rejected] (failed to update ref): error: cannot lock ref 'refs/heads/x': reference already exists",
     });
   });
 

@@ -327,6 +327,32 @@ done
     expect(m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(2);
   });
 
+  it("a remote that cannot write its trunk (a stale lock there): remote_failed once, the entry stays queued, not retried as a race", async () => {
+    const { m, marker, env, berth } = fixture();
+    const x = await startWithCommit(m, m.one, "x");
+    const lock = join(m.bare, "refs", "heads", "main.lock");
+    writeFileSync(lock, "");
+    const remoteBefore = remoteTip(m);
+    const counter = installGitCounter(m.one.dir.path, env);
+    const run = await berth(["accept", x.id, "--yes", "--json"], m.one.path, counter.env);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.json.error.code).toBe("remote_failed");
+    expect(run.json.error.message).toContain(`its main is still at ${remoteBefore.slice(0, 7)}`);
+    expect(run.json.error.message).toContain("cannot lock ref");
+    expect(run.json.error.message).toContain(`${x.id} stays queued as entry 1`);
+    expect(counter.calls().filter((args) => args.includes("push"))).toHaveLength(1);
+    expect(checkedCommits(marker)).toHaveLength(1);
+    expect(remoteTip(m)).toBe(remoteBefore);
+    expect(m.one.git(["rev-parse", x.branch])).toBe(x.tip);
+    expect(existsSync(x.path)).toBe(true);
+
+    // Once the remote can write again, the same entry lands.
+    rmSync(lock);
+    const again = await berth(["queue", "run", "--json"]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(remoteTip(m)).toBe(x.tip);
+  });
+
   it("an unreachable remote: accept is remote_failed, nothing landed, the entry stays queued", async () => {
     const { m, berth } = fixture();
     const x = await startWithCommit(m, m.one, "x");
@@ -338,8 +364,14 @@ done
     expect(m.one.git(["rev-parse", "main"])).toBe(before);
     expect(m.one.git(["rev-parse", x.branch])).toBe(x.tip);
     expect(existsSync(x.path)).toBe(true);
+    expect(run.json.error.message).toContain(`${x.id} stays queued as entry 1`);
     const queue = await berth(["queue", "--json"]);
     expect(queue.json.data.entries).toMatchObject([{ id: x.id, state: "queued" }]);
+    // A person reading it is told the entry waits, not that nothing changed.
+    const told = await berth(["accept", x.id, "--yes"]);
+    expect(told.code).toBe(1);
+    expect(told.stderr + told.stdout).toContain("stays queued as entry 1");
+    expect(told.stderr + told.stdout).not.toMatch(/nothing changed/i);
     // No integration checkout is left behind.
     expect(m.one.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(2);
   });

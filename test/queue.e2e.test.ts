@@ -512,4 +512,46 @@ describe("submitting, approving and withdrawing", () => {
     expect(landed.code, landed.stderr).toBe(0);
     expect(tip(r, "main")).toBe(aTip);
   });
+
+  it("queue run's decided lists only what it decided: an entry another process withdrew mid-drain is not among them", async () => {
+    const fx = queueFixture(
+      recordingGate(
+        'if [ -e "$BLOCK" ]; then touch "$GATING"; while [ -e "$BLOCK" ]; do sleep 0.05; done; fi',
+      ),
+    );
+    repo = fx.repo;
+    const r = repo;
+    const block = join(r.dir.path, "block");
+    const gating = join(r.dir.path, "gating");
+    const env = { ...fx.env, BLOCK: block, GATING: gating };
+    const a = await berthWith(r, env, "a", { "a.txt": "a\n" });
+    const b = await berthWith(r, env, "b", { "b.txt": "b\n" });
+    for (const berth of [a, b]) {
+      const submitted = await runBerth(["accept", berth.id, "--yes", "--no-wait", "--json"], {
+        cwd: r.path,
+        env,
+      });
+      expect(submitted.json.data.queue).toMatchObject({ state: "queued" });
+    }
+    writeFileSync(block, "");
+    const run = runBerth(["queue", "run", "--json"], { cwd: r.path, env });
+    for (let i = 0; i < 400 && !existsSync(gating); i++) await sleep(50);
+    expect(existsSync(gating)).toBe(true);
+
+    const withdrawn = await runBerth(["queue", "withdraw", b.id, "--json"], { cwd: r.path, env });
+    expect(withdrawn.code, withdrawn.stderr).toBe(0);
+    rmSync(block);
+    const drained = await run;
+    expect(drained.code, drained.stderr).toBe(0);
+    expect(
+      drained.json.data.decided.map((e: { id: string; state: string }) => [e.id, e.state]),
+    ).toEqual([[a.id, "landed"]]);
+    const queue = await runBerth(["queue", "--json"], { cwd: r.path, env });
+    expect(
+      queue.json.data.entries.map((e: { id: string; state: string }) => [e.id, e.state]),
+    ).toEqual([
+      [a.id, "landed"],
+      [b.id, "withdrawn"],
+    ]);
+  });
 });

@@ -78,7 +78,8 @@ export async function pushWithLease(
  * A refused ref in `git push --porcelain` output (`!<TAB>from:to<TAB>summary`):
  * `[rejected] (stale info)` and the like are git's own lease and fast-forward
  * checks, and `[remote rejected] (failed to update ref)` is the remote's own
- * compare-and-swap losing to a push that came in meanwhile: the ref moved.
+ * compare-and-swap losing to a push that came in meanwhile: the ref moved
+ * (or the remote could not write it at all, which the trunk move tells apart).
  * Any other `[remote rejected] (...)` is the remote's receive side saying no
  * (a hook, a protected branch), and its hook's words come back on stderr as `remote:` lines.
  */
@@ -89,18 +90,16 @@ export function refusedPush(
   const line = stdout.split("\n").find((l) => l.startsWith("!"));
   if (line === undefined) return null;
   const summary = line.split("\t")[2]?.trim() ?? line.slice(1).trim();
-  const declined =
-    summary.startsWith("[remote rejected]") && !/\(failed to (update ref|lock)\b/.test(summary);
-  if (!declined) return { fate: "rejected", message: summary };
+  if (!summary.startsWith("[remote rejected]")) return { fate: "rejected", message: summary };
+  // The remote's own words (its hook's, or why it could not write the ref) come as `remote:` lines.
   const said = stderr
     .split("\n")
     .filter((l) => l.startsWith("remote:"))
     .map((l) => l.slice("remote:".length).trim())
     .filter((l) => l !== "");
-  return {
-    fate: "declined",
-    message: said.length === 0 ? summary : `${summary}: ${said.join("; ")}`,
-  };
+  const message = said.length === 0 ? summary : `${summary}: ${said.join("; ")}`;
+  const lostItsSwap = /\(failed to (update ref|lock)\b/.test(summary);
+  return { fate: lostItsSwap ? "rejected" : "declined", message };
 }
 
 /**

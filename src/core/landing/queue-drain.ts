@@ -29,10 +29,12 @@ import {
 } from "./queue-integrate.js";
 import {
   type GroupOutcome,
+  isRemoteFailure,
   type Lander,
   refused,
   rejectEntry,
   rejectMoved,
+  stillQueued,
   updateEntry,
 } from "./queue-lander.js";
 
@@ -100,7 +102,6 @@ export async function drainQueue(
   const lander = landerFor(ctx, repo, options, results);
   const trunk = await trunkName(repo);
   const commonDir = repo.location.commonDir;
-  const before = new Set((await readQueue(commonDir)).filter((e) => isFinal(e)).map((e) => e.seq));
   await recover(lander, trunk);
   // An interrupt stops the drain: what it was landing went back in the queue (or was withdrawn).
   while (options.signal?.aborted !== true) {
@@ -115,7 +116,9 @@ export async function drainQueue(
     await landGroup(lander, group, trunk);
   }
   await settleCarried(lander, trunk);
-  const decided = (await readQueue(commonDir)).filter((e) => isFinal(e) && !before.has(e.seq));
+  // What this lander wrote, not every entry final since it began: another process may withdraw one.
+  const now = new Map((await readQueue(commonDir)).map((e) => [e.seq, e]));
+  const decided = [...lander.decided].flatMap((seq) => now.get(seq) ?? []);
   return { decided, gate_runs: lander.gateRuns };
 }
 
@@ -133,6 +136,7 @@ function landerFor(
     own: options.own ?? null,
     results,
     gateRuns: 0,
+    decided: new Set(),
   };
 }
 
@@ -221,7 +225,10 @@ async function landOnce(
     await landFastForward(lander, entry, trunk);
   const rest = pending.filter((_, i) => !onIt[i]);
   if (rest.length === 0) return "done";
-  const base = await landingBase(lander.repo, trunk);
+  const base = await landingBase(lander.repo, trunk).catch((error: unknown) => {
+    // Nothing was taken up: the entries wait, still queued, for a remote that answers.
+    throw isRemoteFailure(error) ? stillQueued(rest, error) : error;
+  });
   const [single] = rest;
   if (rest.length === 1 && single !== undefined) {
     const contains = await isAncestor(lander.repo.mainPath, base, single.tip).catch(() => false);

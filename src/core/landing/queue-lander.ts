@@ -1,7 +1,7 @@
 import { type Context, silentJournal } from "../../context.js";
 import { UserError } from "../../errors.js";
 import type { LockOwner } from "../../io/lock.js";
-import { changeEntry, type QueueEntry, type Rejection } from "../../io/queue-store.js";
+import { changeEntry, isFinal, type QueueEntry, type Rejection } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
 import { shortOid } from "../../text.js";
 import type { Repository } from "../repo/repository.js";
@@ -26,6 +26,8 @@ export interface Lander {
   own: number | null;
   results: Map<number, { result?: VerbResult<AcceptData>; error?: unknown }>;
   gateRuns: number;
+  /** The entries this lander decided (landed, rejected, withdrawn), in order. */
+  decided: Set<number>;
 }
 
 export type GroupOutcome = "done" | "red" | "moved";
@@ -73,6 +75,7 @@ export async function updateEntry(
   );
   if (changed === null) return false;
   Object.assign(entry, changed.entry);
+  if (changed.written && isFinal(changed.entry)) lander.decided.add(entry.seq);
   return changed.written;
 }
 
@@ -130,7 +133,26 @@ export async function requeueAndThrow(
   error: UserError,
 ): Promise<never> {
   await requeue(lander, entries);
-  throw error;
+  throw stillQueued(entries, error);
+}
+
+/**
+ * The remote's refusal, saying what it left behind: the entries wait in the
+ * queue for the next lander, so the refusal is not "nothing changed".
+ */
+export function stillQueued(entries: QueueEntry[], error: UserError): UserError {
+  const ids = entries.map((entry) => entry.id).join(", ");
+  const seqs = entries.map((entry) => entry.seq).join(", ");
+  const stays =
+    entries.length === 1 ? `stays queued as entry ${seqs}` : `stay queued as entries ${seqs}`;
+  const message = `${error.message} ${ids} ${stays}: the next berth queue run tries again.`;
+  return new UserError(error.code, message, {
+    next: error.next,
+    data: error.data,
+    plan: error.plan,
+    nothingChanged: false,
+    cause: error,
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { moveRef, readRefTips, resolveCommit } from "../../git/refs.js";
-import { pushWithLease } from "../../git/remote.js";
+import { lsRemote, pushWithLease } from "../../git/remote.js";
 import { shellCommand, shortOid } from "../../text.js";
 import { remoteTrunkRef } from "../fleet/integration.js";
 import { updateThenAccept } from "./accept-subject.js";
@@ -21,7 +21,8 @@ import { updateThenAccept } from "./accept-subject.js";
  *        from `old`, so the local trunk is never ahead of what the remote accepted.
  * A remote that moved is `raced`; one whose own rules declined the push (a
  * pre-receive hook, a protected branch) `declined`, which no retry changes;
- * one that cannot be reached `remote_failed`: nothing changed locally in any case.
+ * one that cannot be reached, or refused the push without its trunk having
+ * moved, `remote_failed`: nothing changed locally in any case.
  */
 
 export type TrunkMove =
@@ -53,6 +54,13 @@ export async function moveTrunk(
   }
   const pushed = await pushWithLease(cwd, remote, `refs/heads/${trunk}`, lease, commit);
   if (pushed.fate === "rejected") {
+    // A remote that cannot write its ref at all (a stale lock, a full disk) says what a lost
+    // race says; only a trunk that really moved is a race to retry on the new tip.
+    const listed = await lsRemote(cwd, remote, [trunkRef]);
+    if (listed.fate === "listed" && listed.tips.get(trunkRef) === lease) {
+      const message = `its ${trunk} is still at ${shortOid(lease)}, yet it did not take the push (${pushed.message})`;
+      return { fate: "remote_failed", remote, message };
+    }
     return {
       fate: "raced",
       message: `${remote} refused the push: its ${trunk} is no longer at ${shortOid(lease)} (${pushed.message})`,
