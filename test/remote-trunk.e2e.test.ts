@@ -41,6 +41,24 @@ describe("accept with [remote].name", () => {
     expect(tipOf(m.one, "refs/remotes/origin/main")).toBe(x.tip);
   });
 
+  it("await --landed judges by the remote's trunk as last fetched, as status does, before the local trunk follows", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    const before = tipOf(m.one, "main");
+    // Landed on the remote (as a forge's merge button would), then fetched here.
+    m.one.git(["push", "-q", "origin", `${x.tip}:refs/heads/main`]);
+    m.one.git(["fetch", "-q", "origin"]);
+    expect(tipOf(m.one, "main")).toBe(before);
+
+    const status = await m.berth(["status", "--json"]);
+    const row = status.json.data.worktrees.find((w: { path: string }) => w.path === x.path);
+    expect(row).toMatchObject({ state: "landed" });
+    const run = await m.berth(["await", "--landed", x.id, "--timeout", "0", "--json"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
+  });
+
   it("clone two moved the remote trunk: the queue integrates against it; nothing rewinds", async () => {
     const m = makeTwoMachines();
     machines = m;

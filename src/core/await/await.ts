@@ -6,6 +6,7 @@ import { fleetLockReleased } from "../../io/lock.js";
 import { queueDir } from "../../io/queue-store.js";
 import { EXIT_INTERRUPTED, EXIT_NOT_MET, type VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
+import { remoteTrunkRef } from "../fleet/integration.js";
 import { readFleet } from "../fleet/reading.js";
 import type { FleetSurvey } from "../fleet/survey.js";
 import { gateDefinitionOf } from "../landing/gate-definition.js";
@@ -147,6 +148,7 @@ export async function runAwait(
     commonDir,
     condition,
     trunkName: trunk.name,
+    remoteTrunkRef: remoteTrunkRef(repo.config.remote.name, trunk.name),
     target,
     gate: gateDefinitionOf(repo.config.gate),
     memory,

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { isAncestor } from "../../git/ancestry.js";
 import { readRefTips } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
@@ -84,6 +84,12 @@ export interface ProbeSetup {
   commonDir: string;
   condition: AwaitCondition;
   trunkName: string;
+  /**
+   * `refs/remotes/<remote>/<trunk>` with `[remote].name`, else null: the
+   * landed rule counts work on the remote's trunk as last fetched as landed,
+   * as status does (fleet/landed.ts, step 3).
+   */
+  remoteTrunkRef: string | null;
   target: AwaitTarget | null;
   gate: GateDefinition;
   memory: WaitMemory;
@@ -175,8 +181,15 @@ export class ConditionProbe implements Probe<Observation> {
     const target = this.target;
     const branchRef = target === null ? null : `refs/heads/${target.branch}`;
     // The common dir always exists: the caller's checkout may be removed under the wait.
-    const tips = await readRefTips(commonDir, [this.trunkRef, ...(branchRef ? [branchRef] : [])]);
+    const remoteRef = this.setup.remoteTrunkRef;
+    const tips = await readRefTips(commonDir, [
+      this.trunkRef,
+      ...(remoteRef === null ? [] : [remoteRef]),
+      ...(branchRef ? [branchRef] : []),
+    ]);
     const trunkTip = tips.get(this.trunkRef) ?? null;
+    const remoteTip = remoteRef === null ? null : (tips.get(remoteRef) ?? null);
+    const trunkTips = [trunkTip, ...(remoteTip === trunkTip ? [] : [remoteTip])];
     const none = { landedCommit: null, landing: null };
     if (condition === "trunk-moved" || target === null || branchRef === null) {
       const met = trunkTip !== this.setup.memory.trunkTipAtStart;
@@ -205,7 +218,7 @@ export class ConditionProbe implements Probe<Observation> {
         landing,
       };
     }
-    const pin = await this.pinOnTrunk(target.branch, trunkTip);
+    const pin = await this.pinOnTrunk(target.branch, trunkTips);
     if (pin !== null) return { ...notMet, met: true, metBy: "landed", landedCommit: pin };
 
     if (condition === "green" && worktree !== null && adminDir !== null && branchTip !== null) {
@@ -277,16 +290,21 @@ export class ConditionProbe implements Probe<Observation> {
   }
 
   /** A pinned tip the landed rule calls landed now (newest first), or null. */
-  private async pinOnTrunk(branch: string, trunkTip: string | null): Promise<string | null> {
+  private async pinOnTrunk(
+    branch: string,
+    trunkTips: readonly (string | null)[],
+  ): Promise<string | null> {
     for (const pin of [...this.pinned].reverse()) {
-      const question = landedQuestion(pin, this.forkPoints.has(pin) ? pin : null, branch, {
-        name: this.setup.trunkName,
-        tip: trunkTip,
-      });
-      if (question === null) continue;
-      if (await this.isAncestor(question.tip, question.trunkTip)) return pin;
-      // A squash or rebase merge: the work is in the trunk, the commits are not (spec 13).
-      if (await this.isIntegrated(question.tip, question.trunkTip)) return pin;
+      for (const tip of trunkTips) {
+        const question = landedQuestion(pin, this.forkPoints.has(pin) ? pin : null, branch, {
+          name: this.setup.trunkName,
+          tip,
+        });
+        if (question === null) continue;
+        if (await this.isAncestor(question.tip, question.trunkTip)) return pin;
+        // A squash or rebase merge: the work is in the trunk, the commits are not (spec 13).
+        if (await this.isIntegrated(question.tip, question.trunkTip)) return pin;
+      }
     }
     return null;
   }
@@ -359,8 +377,10 @@ export class ConditionProbe implements Probe<Observation> {
     const adminDir = worktree?.adminDir ?? null;
     const now = new Date();
     const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0));
+    const remoteRef = this.setup.remoteTrunkRef;
     return [
       ...refFiles(commonDir, this.branches()),
+      ...(remoteRef === null ? [] : [join(commonDir, remoteRef)]),
       ...(adminDir === null
         ? []
         : [
@@ -390,6 +410,9 @@ export class ConditionProbe implements Probe<Observation> {
         registrations: this.target?.worktree != null,
       }),
       ...(condition === "trunk-moved" ? [] : [{ path: landingLogDir(commonDir) }]),
+      ...(this.setup.remoteTrunkRef === null
+        ? []
+        : [{ path: dirname(join(commonDir, this.setup.remoteTrunkRef)) }]),
     ];
   }
 }
