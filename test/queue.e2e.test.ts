@@ -80,8 +80,8 @@ describe("landing a fleet through the queue", () => {
     expect(trunkHistory(repo)[0]).toBe(fork);
     expect(trunkHistory(repo)).toHaveLength(4);
     for (const t of tips) expect(isAncestor(repo, t, "main")).toBe(true);
-    const landings = await landedBranches(repo);
-    for (const b of berths) expect(landings).toContain(b.branch);
+    // One landing per berth, under its own branch: the integration berths are not landings.
+    expect(await landedBranches(repo)).toEqual(berths.map((b) => b.branch));
     // The integration checkouts are gone with their branches.
     expect(berthBranches(repo)).toEqual([]);
     const queue = await runBerth(["queue", "--json"], { cwd: repo.path, env });

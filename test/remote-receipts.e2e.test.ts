@@ -193,6 +193,25 @@ describe("receipts published as notes", () => {
     expect(landed.json.data.landing).toMatchObject({ branch: x.branch, tip: x.tip });
   });
 
+  it("a landing through an integration commit publishes the berth's own landing note: await --landed --remote from clone two finds it", async () => {
+    const m = makeTwoMachines(CONFIG);
+    machines = m;
+    const x = await startWithCommit(m, m.one, "x");
+    // Clone two moved the remote trunk first, so x lands through an integration commit.
+    m.two.write("two.txt", "two\n");
+    m.two.commit("landed from machine two");
+    m.two.git(["push", "-q", "origin", "main"]);
+    const accept = await m.berth(["accept", x.id, "--yes", "--json"]);
+    expect(accept.code, accept.stdout + accept.stderr).toBe(0);
+    const landed = await m.berth(
+      ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
+      m.two.path,
+    );
+    expect(landed.code, landed.stdout + landed.stderr).toBe(0);
+    expect(landed.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
+    expect(landed.json.data.landing).toMatchObject({ branch: x.branch, tip: x.tip });
+  });
+
   it("a wait from clone two polls the remote until clone one's gate publishes", async () => {
     const m = makeTwoMachines(CONFIG);
     machines = m;

@@ -47,6 +47,7 @@ async function landUnderLock(
   plan: AcceptPlan,
   steps: StepOutcome[],
   hints: string[],
+  options: AcceptApplyOptions,
 ): Promise<string | null> {
   const { repo, data } = plan;
   const main = repo.mainPath;
@@ -177,20 +178,21 @@ async function landUnderLock(
     return holders.mainFollows ? await followAndRecord(main, old, commit, data, steps) : null;
   } finally {
     // History, once per landing, after the main checkout's files caught up: it can never fail the landing.
-    hints.push(
-      ...(await recordLandingFor(repo, main, {
-        version: 1,
-        id: data.id,
-        branch: data.branch,
-        tip: commit,
-        trunk: data.trunk.name,
-        old_trunk: old,
-        new_trunk: commit,
-        proved_by: data.validated.by === "gate" ? "gate" : "receipt",
-        stages: data.stages.map((s) => ({ branch: s.branch, tip: s.tip })),
-        at: landedAt,
-      })),
-    );
+    if (options.integration !== true)
+      hints.push(
+        ...(await recordLandingFor(repo, main, {
+          version: 1,
+          id: data.id,
+          branch: data.branch,
+          tip: commit,
+          trunk: data.trunk.name,
+          old_trunk: old,
+          new_trunk: commit,
+          proved_by: data.validated.by === "gate" ? "gate" : "receipt",
+          stages: data.stages.map((s) => ({ branch: s.branch, tip: s.tip })),
+          at: landedAt,
+        })),
+      );
   }
 }
 
@@ -280,18 +282,12 @@ export async function applyAccept(
     const found: string[] = [];
     try {
       if (plan.mode === "land") {
-        const followFailure = await landUnderLock(ctx, plan, steps, hints);
+        const followFailure = await landUnderLock(ctx, plan, steps, hints, options);
         if (followFailure !== null) found.push(followFailure);
       } else {
         // The run that moved the trunk may have stopped before it recorded the landing.
         if (plan.record !== null)
-          hints.push(
-            ...(await recordUnfinishedLanding(
-              plan.repo.location.commonDir,
-              plan.repo.mainPath,
-              plan.record,
-            )),
-          );
+          hints.push(...(await recordUnfinishedLanding(plan.repo, plan.record)));
         if (plan.followPending) {
           const followFailure = await finishFollow(plan, steps);
           if (followFailure !== null) found.push(followFailure);

@@ -114,4 +114,9 @@ export interface AcceptApplyOptions {
   /** Aborting stops a running gate (an interrupt). */
   signal?: AbortSignal | undefined;
   onEvent?: GateOptions["onEvent"];
+  /**
+   * The queue's throwaway integration berth: its landing is recorded as the
+   * entries' own (./queue-finish.ts), never as a landing of its own.
+   */
+  integration?: boolean;
 }

@@ -142,11 +142,10 @@ export async function readRecentLandings(commonDir: string, now: Date): Promise<
 
 /** The landing an unfinished-landing record describes, recorded unless it already is. */
 export function recordUnfinishedLanding(
-  commonDir: string,
-  mainPath: string,
+  repo: Repository,
   record: LandingRecord,
 ): Promise<string[]> {
-  return recordLanding(commonDir, mainPath, {
+  return recordLandingFor(repo, repo.mainPath, {
     version: 1,
     id: record.id,
     branch: record.branch,

@@ -17,10 +17,7 @@ export interface IntegrationMove {
   /** The integration commit. */
   new: string;
   trunk: string;
-  /**
-   * The local trunk tip the move replaced (its compare-and-swap's old value),
-   * which the integration berth's own landing line names too.
-   */
+  /** The local trunk tip the move replaced (its compare-and-swap's old value): the landing line's old trunk. */
   replaced: string;
 }
 

@@ -204,7 +204,7 @@ export async function integrate(
   try {
     // The integration berth is accepted like any berth: the trunk's gate, then the compare-and-swap.
     plan = await planAccept(ctx, { target: checkout.id });
-    applied = await applyAccept(ctx, plan, lander.options);
+    applied = await applyAccept(ctx, plan, { ...lander.options, integration: true });
   } catch (error) {
     countGate(lander, merged, plan?.data ?? null);
     await discardIntegration(lander, checkout.id, merged);
