@@ -31,6 +31,29 @@ import { runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 let repo: TestRepo | undefined;
 afterEach(() => repo?.cleanup());
 
+/**
+ * A fleet whose gate check, while the file `block` exists, touches `gating`
+ * and waits until `block` is removed: a window in which the lander holds an entry.
+ */
+function blockingGateFixture() {
+  const fx = queueFixture(
+    recordingGate(
+      'if [ -e "$BLOCK" ]; then touch "$GATING"; while [ -e "$BLOCK" ]; do sleep 0.05; done; fi',
+    ),
+  );
+  repo = fx.repo;
+  const r = fx.repo;
+  const block = join(r.dir.path, "block");
+  const gating = join(r.dir.path, "gating");
+  return { r, block, gating, env: { ...fx.env, BLOCK: block, GATING: gating } };
+}
+
+/** Until the blocking gate's check has started (up to 20 s). */
+async function untilGating(gating: string): Promise<void> {
+  for (let i = 0; i < 400 && !existsSync(gating); i++) await sleep(50);
+  expect(existsSync(gating)).toBe(true);
+}
+
 function receiptOf(r: TestRepo, id: string): string | null {
   const file = join(r.path, ".git/worktrees", id, "berth/receipt.json");
   return existsSync(file) ? readFileSync(file, "utf8") : null;
@@ -287,16 +310,7 @@ describe("a train whose later stage lands first", () => {
 
 describe("a berth being landed", () => {
   it("drop --force and park refuse while the lander gates it, and change nothing; the landing goes on", async () => {
-    const fx = queueFixture(
-      recordingGate(
-        'if [ -e "$BLOCK" ]; then touch "$GATING"; while [ -e "$BLOCK" ]; do sleep 0.05; done; fi',
-      ),
-    );
-    repo = fx.repo;
-    const r = repo;
-    const block = join(r.dir.path, "block");
-    const gating = join(r.dir.path, "gating");
-    const env = { ...fx.env, BLOCK: block, GATING: gating };
+    const { r, env, block, gating } = blockingGateFixture();
     const berth = await berthWith(r, env, "a", { "a.txt": "a\n" });
     const a = { ...berth, tip: tip(r, berth.branch) };
     await gateGreen(env, a.path);
@@ -305,8 +319,7 @@ describe("a berth being landed", () => {
     r.commit("trunk work");
     writeFileSync(block, "");
     const accept = runBerth(["accept", a.id, "--yes", "--json"], { cwd: r.path, env });
-    for (let i = 0; i < 400 && !existsSync(gating); i++) await sleep(50);
-    expect(existsSync(gating)).toBe(true);
+    await untilGating(gating);
 
     for (const args of [
       ["worktree", "drop", a.id, "--force", "--yes", "--json"],
@@ -485,22 +498,12 @@ describe("submitting, approving and withdrawing", () => {
   });
 
   it("withdraw refuses once the lander has taken the entry, and changes nothing; the landing goes on", async () => {
-    const fx = queueFixture(
-      recordingGate(
-        'if [ -e "$BLOCK" ]; then touch "$GATING"; while [ -e "$BLOCK" ]; do sleep 0.05; done; fi',
-      ),
-    );
-    repo = fx.repo;
-    const r = repo;
-    const block = join(r.dir.path, "block");
-    const gating = join(r.dir.path, "gating");
-    const env = { ...fx.env, BLOCK: block, GATING: gating };
+    const { r, env, block, gating } = blockingGateFixture();
     const a = await berthWith(r, env, "a", { "a.txt": "a\n" });
     const aTip = tip(r, a.branch);
     writeFileSync(block, "");
     const accept = runBerth(["accept", a.id, "--yes", "--json"], { cwd: r.path, env });
-    for (let i = 0; i < 400 && !existsSync(gating); i++) await sleep(50);
-    expect(existsSync(gating)).toBe(true);
+    await untilGating(gating);
 
     const refused = await runBerth(["queue", "withdraw", a.id, "--json"], { cwd: r.path, env });
     expect(refused.code).toBe(1);
@@ -514,16 +517,7 @@ describe("submitting, approving and withdrawing", () => {
   });
 
   it("queue run's decided lists only what it decided: an entry another process withdrew mid-drain is not among them", async () => {
-    const fx = queueFixture(
-      recordingGate(
-        'if [ -e "$BLOCK" ]; then touch "$GATING"; while [ -e "$BLOCK" ]; do sleep 0.05; done; fi',
-      ),
-    );
-    repo = fx.repo;
-    const r = repo;
-    const block = join(r.dir.path, "block");
-    const gating = join(r.dir.path, "gating");
-    const env = { ...fx.env, BLOCK: block, GATING: gating };
+    const { r, env, block, gating } = blockingGateFixture();
     const a = await berthWith(r, env, "a", { "a.txt": "a\n" });
     const b = await berthWith(r, env, "b", { "b.txt": "b\n" });
     for (const berth of [a, b]) {
@@ -535,8 +529,7 @@ describe("submitting, approving and withdrawing", () => {
     }
     writeFileSync(block, "");
     const run = runBerth(["queue", "run", "--json"], { cwd: r.path, env });
-    for (let i = 0; i < 400 && !existsSync(gating); i++) await sleep(50);
-    expect(existsSync(gating)).toBe(true);
+    await untilGating(gating);
 
     const withdrawn = await runBerth(["queue", "withdraw", b.id, "--json"], { cwd: r.path, env });
     expect(withdrawn.code, withdrawn.stderr).toBe(0);

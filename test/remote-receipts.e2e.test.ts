@@ -34,6 +34,17 @@ afterEach(() => {
 const notesOnRemote = (m: TwoMachines, commit: string) =>
   m.one.git(["--git-dir", m.bare, "notes", "--ref=berth", "show", commit]);
 
+/** Clone two's `await --landed <branch> --remote` answers from the landing note: x landed at its tip. */
+async function expectLandedFromTwo(m: TwoMachines, x: { branch: string; tip: string }) {
+  const landed = await m.berth(
+    ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
+    m.two.path,
+  );
+  expect(landed.code, landed.stdout + landed.stderr).toBe(0);
+  expect(landed.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
+  expect(landed.json.data.landing).toMatchObject({ branch: x.branch, tip: x.tip });
+}
+
 describe("receipts published as notes", () => {
   it("a stage gated in clone one is awaited green from clone two", async () => {
     const m = makeTwoMachines(CONFIG);
@@ -184,13 +195,7 @@ describe("receipts published as notes", () => {
     expect(accept.code, accept.stdout + accept.stderr).toBe(0);
     // Gone everywhere but the landing note: deleted on the remote as a forge would.
     m.one.git(["push", "-q", "origin", "--delete", x.branch]);
-    const landed = await m.berth(
-      ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
-      m.two.path,
-    );
-    expect(landed.code, landed.stdout + landed.stderr).toBe(0);
-    expect(landed.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
-    expect(landed.json.data.landing).toMatchObject({ branch: x.branch, tip: x.tip });
+    await expectLandedFromTwo(m, x);
   });
 
   it("a landing through an integration commit publishes the berth's own landing note: await --landed --remote from clone two finds it", async () => {
@@ -203,13 +208,7 @@ describe("receipts published as notes", () => {
     m.two.git(["push", "-q", "origin", "main"]);
     const accept = await m.berth(["accept", x.id, "--yes", "--json"]);
     expect(accept.code, accept.stdout + accept.stderr).toBe(0);
-    const landed = await m.berth(
-      ["await", "--landed", x.branch, "--remote", "--timeout", "0", "--json"],
-      m.two.path,
-    );
-    expect(landed.code, landed.stdout + landed.stderr).toBe(0);
-    expect(landed.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
-    expect(landed.json.data.landing).toMatchObject({ branch: x.branch, tip: x.tip });
+    await expectLandedFromTwo(m, x);
   });
 
   it("a wait from clone two polls the remote until clone one's gate publishes", async () => {
