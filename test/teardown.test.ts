@@ -262,14 +262,27 @@ describe("a forced drop re-checks the work it was planned to discard", () => {
     expect(markerLines(marker)).toHaveLength(2);
   });
 
-  it("the uncommitted files the plan listed, and no others: dropped", async () => {
+  it("the uncommitted files the plan listed, as it listed them: dropped", async () => {
     const { repo, ctx, data } = await setUp();
     repo.write("scratch.txt", "listed\n", data.path);
     const plan = await planDrop(ctx, { target: data.id, force: true });
     expect(plan.data.reasons.map((r) => r.kind)).toEqual(["uncommitted"]);
-    repo.write("scratch.txt", "listed, edited again\n", data.path);
     const result = await applyDrop(ctx, plan);
     expect(result.ok).toBe(true);
     expect(existsSync(data.path)).toBe(false);
+  });
+
+  it("a listed file written to again while the confirmation waited: refused, the new edit kept", async () => {
+    const { repo, ctx, marker, data } = await setUp();
+    repo.write("scratch.txt", "listed\n", data.path);
+    const plan = await planDrop(ctx, { target: data.id, force: true });
+    expect(plan.data.reasons.map((r) => r.kind)).toEqual(["uncommitted"]);
+    // The same size, so only the file's times tell the edit apart.
+    repo.write("scratch.txt", "edited\n", data.path);
+    const error = (await applyDrop(ctx, plan).catch((e: unknown) => e)) as UserError;
+    expect(error).toBeInstanceOf(UserError);
+    expect(error.message).toContain("written to after the plan listed them: scratch.txt");
+    expect(readFileSync(join(data.path, "scratch.txt"), "utf8")).toBe("edited\n");
+    expect(markerLines(marker)).toHaveLength(2);
   });
 });

@@ -1,4 +1,5 @@
 import { lstatSync, readdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
 
 /** Whether anything (even a dangling symlink) sits at `path`. */
 export function pathExistsOrBroken(path: string): boolean {
@@ -37,4 +38,22 @@ export function entryKindAt(path: string): "file" | "other" | "absent" {
   } catch {
     return "absent";
   }
+}
+
+/**
+ * What each path under `root` is now, as a stamp that changes with any write
+ * to it: size, modification and change times in nanoseconds (null: nothing
+ * there). Equal stamps mean the file was not touched in between.
+ */
+export function fileStamps(root: string, paths: readonly string[]): Map<string, string | null> {
+  const stamps = new Map<string, string | null>();
+  for (const path of paths) {
+    try {
+      const stat = lstatSync(join(root, path), { bigint: true });
+      stamps.set(path, `${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}`);
+    } catch {
+      stamps.set(path, null);
+    }
+  }
+  return stamps;
 }

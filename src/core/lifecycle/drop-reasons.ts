@@ -2,6 +2,7 @@ import { listCommitsNotIn } from "../../git/commits.js";
 import { type HiddenChange, readHiddenChanges, revealCommand } from "../../git/hidden-changes.js";
 import type { CommitSubject } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
+import { fileStamps } from "../../io/fs.js";
 import { type CommandLine, shortOid, visibleControls } from "../../text.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
@@ -39,6 +40,8 @@ const NAMED_COMMITS = 10;
 export interface ForceReading {
   reasons: ForceReason[];
   changedPaths: string[] | null;
+  /** Each changed path's stamp as it was read (src/io/fs.ts `fileStamps`). */
+  stamps: ReadonlyMap<string, string | null>;
 }
 
 /**
@@ -56,6 +59,7 @@ export async function forceReasons(
   const trunkTip = survey.trunk.tip;
   const reasons: ForceReason[] = [];
   let changedPaths: string[] | null = [];
+  let stamps = new Map<string, string | null>();
   if (!entry.prunable) {
     const [status, hidden] = await Promise.all([
       readWorktreeStatus(entry.path).catch(() => null),
@@ -66,6 +70,7 @@ export async function forceReasons(
       reasons.push({ kind: "unknown", detail: "its working tree cannot be read" });
     } else if (status.changedFiles + hidden.length > 0) {
       changedPaths = [...hidden.map((h) => h.path), ...status.paths];
+      stamps = fileStamps(entry.path, changedPaths);
       reasons.push(uncommitted(entry.path, status.changedFiles, status.paths, hidden));
     }
   }
@@ -81,14 +86,14 @@ export async function forceReasons(
         detail: `its branch ${entry.branch} was deleted under it: its last commit, ${shortOid(orphanedTip)}, is only in the checkout's HEAD log`,
       });
     }
-    return { reasons, changedPaths };
+    return { reasons, changedPaths, stamps };
   }
   if (trunkTip === null) {
     reasons.push({
       kind: "unknown",
       detail: "the trunk is unknown, so whether its commits are on it cannot be told",
     });
-    return { reasons, changedPaths };
+    return { reasons, changedPaths, stamps };
   }
   const ahead = worktree.ahead;
   if (ahead === null) {
@@ -101,7 +106,7 @@ export async function forceReasons(
       .map(([name]) => name);
     reasons.push({ kind: "unlanded", count: ahead, commits, also_on: alsoOn });
   }
-  return { reasons, changedPaths };
+  return { reasons, changedPaths, stamps };
 }
 
 /** git status's changes and the hidden ones, the hidden named first: nothing else shows them. */

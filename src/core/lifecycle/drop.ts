@@ -118,7 +118,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
     entry.head === null && entry.branch !== null && !entry.prunable
       ? readNewestReflogCommit(adminDir)
       : null;
-  const [{ reasons, changedPaths }, activity] = await Promise.all([
+  const [{ reasons, changedPaths, stamps }, activity] = await Promise.all([
     forceReasons(repo, survey, worktree, adminDir, orphanedTip),
     readFleetActivity(repo, [worktree], ctx.now()),
   ]);
@@ -212,6 +212,7 @@ export async function planDrop(ctx: Context, options: DropOptions): Promise<Drop
   }
   const discarding: Discarding = {
     changedPaths,
+    stamps,
     nestedCommits: discards.some((r) => r.kind === "nested_commits"),
   };
   return { repo, worktree, target, data, discarding, steps, hints };

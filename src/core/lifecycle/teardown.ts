@@ -5,7 +5,7 @@ import type { WorktreeEntry } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees, removeWorktree } from "../../git/worktrees.js";
 import { recordBranchFirstSeen } from "../../io/branch-records.js";
-import { pathExistsOrBroken } from "../../io/fs.js";
+import { fileStamps, pathExistsOrBroken } from "../../io/fs.js";
 import { type LedgerProblem, readLedger } from "../../io/ledger.js";
 import { adminDirFor } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
@@ -66,6 +66,8 @@ export interface TeardownOptions {
 export interface Discarding {
   /** Every uncommitted path the plan found; null: the plan could not read the tree. */
   changedPaths: readonly string[] | null;
+  /** Those paths as the plan saw them: one written to since is work the plan never showed. */
+  stamps: ReadonlyMap<string, string | null>;
   /** The plan listed commits only nested repositories hold. */
   nestedCommits: boolean;
 }
@@ -280,11 +282,24 @@ async function changesBeyondThePlan(path: string, plan: Discarding): Promise<str
   ]);
   if (status === null || hidden === null) return "changed since the plan: its state cannot be read";
   const planned = new Set(plan.changedPaths);
-  const added = [...hidden.map((h) => h.path), ...status.paths].filter((p) => !planned.has(p));
-  if (added.length === 0) return null;
-  const named = added.slice(0, 5).join(", ");
-  const more = added.length > 5 ? ` and ${added.length - 5} more` : "";
-  return `changed since the plan: it now has uncommitted change(s) the plan did not list: ${named}${more}`;
+  const now = [...hidden.map((h) => h.path), ...status.paths];
+  const added = now.filter((p) => !planned.has(p));
+  if (added.length > 0)
+    return `changed since the plan: it now has uncommitted change(s) the plan did not list: ${someOf(added)}`;
+  const stamps = fileStamps(path, plan.changedPaths);
+  // A listed file deleted since holds nothing more to lose.
+  const edited = plan.changedPaths.filter((p) => {
+    const stamp = stamps.get(p) ?? null;
+    return stamp !== null && stamp !== plan.stamps.get(p);
+  });
+  if (edited.length > 0)
+    return `changed since the plan: written to after the plan listed them: ${someOf(edited)}`;
+  return null;
+}
+
+function someOf(paths: readonly string[]): string {
+  const more = paths.length > 5 ? ` and ${paths.length - 5} more` : "";
+  return `${paths.slice(0, 5).join(", ")}${more}`;
 }
 
 /**
