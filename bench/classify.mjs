@@ -22,6 +22,8 @@ const { isLanded } = await import(new URL("core/fleet/landed.js", dist).href);
 const { readAncestry } = await import(new URL("core/fleet/commit-graph.js", dist).href);
 const { classifyContainment } = await import(new URL("core/fleet/containment.js", dist).href);
 const { readFleetActivity } = await import(new URL("core/fleet/activity.js", dist).href);
+const { checkoutStates } = await import(new URL("core/fleet/checkout-states.js", dist).href);
+const { readOperationInProgress } = await import(new URL("io/in-progress.js", dist).href);
 const { gitEnv } = await import(new URL("git/run.js", dist).href);
 
 const args = process.argv.slice(2);
@@ -62,7 +64,8 @@ async function classifyOurs() {
       )
       .map((w) => w.entry.path),
   );
-  const containment = classifyContainment({ survey: fresh, activityOf, now });
+  const operationOf = checkoutStates().operation;
+  const containment = classifyContainment({ survey: fresh, activityOf, operationOf, now });
   return summarise(landed, containment.worktrees, containment.refs);
 }
 
@@ -159,6 +162,8 @@ async function classifyPerCandidate() {
         ? act.running === null
         : act?.gitActivity != null && now.getTime() - act.gitActivity.getTime() >= 3_600_000;
     if (!idle) return;
+    // A git operation stopped half-way is work in progress (decision 0071).
+    if (w.adminDir !== null && readOperationInProgress(w.adminDir) !== null) return;
     candidates.push({
       key: w.entry.path,
       branch: w.entry.branch,

@@ -185,7 +185,9 @@ const idle = {
   signal: "logbook",
 };
 const now = new Date("2026-06-01T12:00:00Z");
-const classify = (s) => classifyContainment({ survey: s, activityOf: () => idle, now });
+// In memory: no checkout has a git operation stopped half-way.
+const classify = (s) =>
+  classifyContainment({ survey: s, activityOf: () => idle, operationOf: () => null, now });
 
 /** The predicate's nearest-container clause as defined: every branch tried against every candidate. */
 function pairwise(s) {

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { WorktreeActivity } from "../src/core/fleet/activity.js";
+import { checkoutStates } from "../src/core/fleet/checkout-states.js";
 import {
   classifyContainment,
   type FleetContainment,
@@ -9,6 +10,7 @@ import {
 } from "../src/core/fleet/containment.js";
 import type { FleetSurvey } from "../src/core/fleet/survey.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
+import { stopAnAm } from "./helpers/stopped-am.js";
 import { type StartedBerth, startWithCommit, surveyFrom } from "./helpers/train.js";
 
 let repo: TestRepo | undefined;
@@ -33,6 +35,7 @@ function classify(
         signal: options.logbookEnabled ? "logbook" : "git",
       };
     },
+    operationOf: checkoutStates().operation,
     now: NOW,
   });
 }
@@ -119,6 +122,18 @@ describe("containment predicate", () => {
       activity: (p) => (p === a.path ? { running: null, gitActivity: null } : LONG_AGO),
     });
     expect(unknown.worktrees.get(a.path)?.contained).toBe(false);
+  });
+
+  it("withholds a stage with a git operation stopped half-way, whatever the logbook says", async () => {
+    repo = makeRepo();
+    const [a, b] = await train(repo);
+    stopAnAm(repo, a.path);
+    const result = classify(await surveyFrom(repo), { logbookEnabled: true });
+    expect(result.worktrees.get(a.path)).toEqual({
+      contained: false,
+      reason: "an am is in progress",
+    });
+    expect(result.worktrees.get(b.path)).toMatchObject({ contained: true });
   });
 
   it("never offers the checkout running the scan, nor a locked one", async () => {

@@ -12,6 +12,7 @@ import {
   worktreePaths,
 } from "./helpers/fleet.js";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+import { stopAnAm } from "./helpers/stopped-am.js";
 
 /** `berth worktree drop` end to end: refusals change nothing, forced drops keep a recovery ref. */
 
@@ -194,6 +195,29 @@ describe("drop refuses work it would discard without --force", () => {
     expect(existsSync(berth.path)).toBe(false);
     expect(recoveryRefs(repo)).toHaveLength(1);
     expect(markerLines(marker)).toEqual([`create ${berth.id}`]);
+  });
+
+  it("names a git am stopped half-way in a clean berth and changes nothing; --force drops it", async () => {
+    const { repo, env } = setUp();
+    const berth = await startBerth(repo, "patching", env);
+    stopAnAm(repo, berth.path);
+    const before = fleetSnapshot(repo);
+    const run = await runBerth(["worktree", "drop", berth.id, "--yes", "--json"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(run.code).toBe(1);
+    expect(run.json.error.message).toContain(
+      `an am is in progress; continue it with git -C ${berth.path} am --continue`,
+    );
+    expect(run.json.error.next).toContain("--force");
+    expect(fleetSnapshot(repo)).toBe(before);
+    const forced = await runBerth(["worktree", "drop", berth.id, "--force", "--yes"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(forced.code).toBe(0);
+    expect(worktreePaths(repo)).toEqual([repo.path]);
   });
 
   it("drops a clean berth whose work is on the trunk without --force, and writes no recovery ref", async () => {

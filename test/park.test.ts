@@ -10,6 +10,7 @@ import { UserError } from "../src/errors.js";
 import { readBriefRecord } from "../src/io/briefs.js";
 import { fleetSnapshot } from "./helpers/fleet.js";
 import { makeRepo, type TestRepo, testContext } from "./helpers/repo.js";
+import { stopAnAm } from "./helpers/stopped-am.js";
 import { startWithCommit } from "./helpers/train.js";
 
 /**
@@ -72,6 +73,20 @@ describe("park refuses, changing nothing", () => {
     );
     expect(fleetSnapshot(r)).toBe(before);
     expect(readBriefRecord(commonDir(r), dirty.branch)).toBeNull();
+  });
+
+  it("one with a git am stopped half-way, its tree clean: the refusal names the way on", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const { ctx } = testContext(r.path, r.env);
+    const b = await startWithCommit(r, "patching");
+    stopAnAm(r, b.path);
+    const before = fleetSnapshot(r);
+    const why = await refusal(() => planPark(ctx, { target: b.id }));
+    expect(why.code).toBe("precondition_failed");
+    expect(why.message).toContain("an am is in progress");
+    expect(why.next).toBe(`git -C ${b.path} am --continue`);
+    expect(fleetSnapshot(r)).toBe(before);
   });
 
   it("a detached berth: the commands it names park it without leaving a commit behind", async () => {

@@ -6,6 +6,7 @@ import { applyPrune } from "../src/core/lifecycle/prune-apply.js";
 import { planPrune } from "../src/core/lifecycle/prune-plan.js";
 import { appendLogbookEvent, logbookDir } from "../src/io/logbook.js";
 import { makeRepo, PROJECT_ROOT, type TestRepo, testContext } from "./helpers/repo.js";
+import { stopAnAm } from "./helpers/stopped-am.js";
 import { type StartedBerth, startWithCommit } from "./helpers/train.js";
 
 /**
@@ -41,6 +42,10 @@ describe("reclaim re-validates each candidate right before acting", () => {
       (_r: TestRepo, a: StartedBerth) => {
         writeFileSync(join(a.path, "late.txt"), "late\n");
       },
+    ],
+    [
+      "has a git am stopped in it, its tree clean",
+      (r: TestRepo, a: StartedBerth) => stopAnAm(r, a.path),
     ],
     [
       "gains a begin event",

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentJournal } from "../src/context.js";
 import { readFleetActivity, type WorktreeActivity } from "../src/core/fleet/activity.js";
+import { checkoutStates } from "../src/core/fleet/checkout-states.js";
 import { readAncestry } from "../src/core/fleet/commit-graph.js";
 import { classifyContainment } from "../src/core/fleet/containment.js";
 import { isLanded } from "../src/core/fleet/landed.js";
@@ -219,6 +220,7 @@ describe("survey cost (spec section 10)", () => {
       const input = {
         survey: { ...survey, ancestry },
         activityOf: (w: WorktreeFacts) => activity.worktrees.get(w.entry.path) as WorktreeActivity,
+        operationOf: checkoutStates().operation,
         now: ctx.now(),
       };
       const containment = classifyContainment(input);

@@ -23,6 +23,7 @@ import {
   worktreePaths,
 } from "./helpers/fleet.js";
 import { makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
+import { stopAnAm } from "./helpers/stopped-am.js";
 
 /** The shared teardown and the pieces around it, in process. */
 
@@ -93,6 +94,19 @@ describe("applyTeardown", () => {
     expect(result.failure?.reason).toContain("changed since the plan");
     expect(markerLines(marker)).toHaveLength(2);
     expect(existsSync(data.path)).toBe(true);
+  });
+
+  it("does nothing when a git operation was stopped half-way and a clean checkout was required", async () => {
+    const { repo, ctx, data, repository, target } = await setUp();
+    stopAnAm(repo, data.path);
+    const result = await applyTeardown(repository, ctx, target, {
+      force: false,
+      requireClean: true,
+    });
+    expect(result.failure).toMatchObject({ stage: "changed" });
+    expect(result.failure?.reason).toContain("an am is in progress; continue it with");
+    expect(ledgerFiles(repo)).toHaveLength(2);
+    expect(existsSync(join(data.path, ".git"))).toBe(true);
   });
 
   it("does nothing when the tree became dirty and a clean one was required", async () => {

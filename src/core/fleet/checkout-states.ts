@@ -52,8 +52,14 @@ function once<T>(read: (adminDir: string) => T): (adminDir: string) => T {
  */
 export function describeOperation(op: OperationInProgress, path: string): string {
   const inTree = (args: string[]) => shellCommand(["git", "-C", path, ...args.slice(1)]);
-  const what = `a ${op.kind}${op.branch ? ` of ${op.branch}` : ""} is in progress; `;
+  const what = `${operationPhrase(op)} is in progress; `;
   return op.continueArgs === null
     ? `${what}end it with ${inTree(op.abortArgs)}`
     : `${what}continue it with ${inTree(op.continueArgs)}, or abort it with ${inTree(op.abortArgs)}`;
+}
+
+/** "a rebase of topic", "an am": the operation as a sentence names it. */
+export function operationPhrase(op: OperationInProgress): string {
+  const article = op.kind === "am" ? "an" : "a";
+  return `${article} ${op.kind}${op.branch ? ` of ${op.branch}` : ""}`;
 }

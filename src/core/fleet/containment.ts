@@ -1,5 +1,7 @@
+import type { OperationInProgress } from "../../io/in-progress.js";
 import { naturalCompare } from "../../text.js";
 import { isIdle, type WorktreeActivity } from "./activity.js";
+import { operationPhrase } from "./checkout-states.js";
 import { onTrunk } from "./landed.js";
 import type { FleetSurvey, WorktreeFacts } from "./survey.js";
 
@@ -43,6 +45,8 @@ export interface ContainmentInput {
   survey: FleetSurvey;
   /** From `readFleetActivity`; a worktree without an entry is not idle. */
   activityOf: (worktree: WorktreeFacts) => WorktreeActivity | undefined;
+  /** The git operation stopped half-way in a checkout (checkout-states.ts), or null. */
+  operationOf: (worktree: WorktreeFacts) => OperationInProgress | null;
   now: Date;
 }
 
@@ -86,9 +90,13 @@ function classifyWorktree(
   if (onTrunk(tip, input.survey.trunkTips, ancestry)) {
     return refuse("its tip is on the trunk (landed or not yet started)");
   }
-  // Clause 4: idle.
+  // Clause 4: idle. A merge, rebase, am, cherry-pick, revert or bisect stopped half-way is
+  // someone's work in progress whatever the logbook says (decision 0071); read last, for the
+  // few rows still standing, since it lists the checkout's git dir.
   const idle = idleVerdict(input.activityOf(w), input.now);
   if (idle !== null) return refuse(idle);
+  const operation = input.operationOf(w);
+  if (operation !== null) return refuse(`${operationPhrase(operation)} is in progress`);
   // Clause 5: a strict ancestor of another local branch's tip.
   const evidence = finder.nearest(branch, tip, false);
   return evidence === null

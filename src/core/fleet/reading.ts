@@ -2,6 +2,7 @@ import { type ChangedCommit, readChangedCommits } from "../../git/changed-files.
 import { gateDefinitionOf } from "../landing/gate-definition.js";
 import type { Repository } from "../repo/repository.js";
 import { type FleetActivity, readFleetActivity } from "./activity.js";
+import { type CheckoutStates, checkoutStates } from "./checkout-states.js";
 import { classifyContainment, type FleetContainment } from "./containment.js";
 import { findOverlaps, type Overlap, type OverlapCandidate } from "./overlaps.js";
 import { prepareReceiptViews, type ReceiptView } from "./receipt-state.js";
@@ -70,6 +71,8 @@ export interface FleetReadingOptions extends ReadingHooks {
   receipts?: boolean;
   /** Find the unlanded berths that change the same files (default: not read). */
   overlaps?: boolean;
+  /** Where the idle clause reads each checkout's git operation (default: read here, once each). */
+  operationOf?: CheckoutStates["operation"];
   classify?: true;
 }
 
@@ -139,6 +142,7 @@ export async function readFleet(
   const containment = classifyContainment({
     survey,
     activityOf: (w) => activity.worktrees.get(w.entry.path),
+    operationOf: options.operationOf ?? checkoutStates().operation,
     now,
   });
   const overlaps = options.overlaps === true ? overlapReading(survey, containment, changed) : null;

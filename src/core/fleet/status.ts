@@ -134,6 +134,7 @@ export async function readStatus(
     inScope,
     receipts: true,
     overlaps: scope === "fleet",
+    operationOf: checkouts.operation,
     currentStatus,
     lists,
     ...(scope === "fleet" ? { early } : {}),

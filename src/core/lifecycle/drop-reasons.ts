@@ -3,7 +3,9 @@ import { type HiddenChange, readHiddenChanges, revealCommand } from "../../git/h
 import type { CommitSubject } from "../../git/parse.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { fileStamps } from "../../io/fs.js";
+import { readOperationInProgress } from "../../io/in-progress.js";
 import { type CommandLine, shortOid, visibleControls } from "../../text.js";
+import { describeOperation } from "../fleet/checkout-states.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import type { Repository } from "../repo/repository.js";
 import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
@@ -73,6 +75,11 @@ export async function forceReasons(
       stamps = fileStamps(entry.path, changedPaths);
       reasons.push(uncommitted(entry.path, status.changedFiles, status.paths, hidden));
     }
+  }
+  // A merge, am or cherry-pick stopped half-way: its state lives in the admin dir (decision 0071).
+  const operation = entry.prunable ? null : readOperationInProgress(adminDir);
+  if (operation !== null) {
+    reasons.push({ kind: "in_flight", detail: describeOperation(operation, entry.path) });
   }
   // Also when the folder is gone: the submodules' repositories are in the admin dir.
   const nested = await nestedWorkAtRisk(entry.path, adminDir);

@@ -9,6 +9,7 @@ import { readRefTips } from "../../git/refs.js";
 import { readWorktreeStatus } from "../../git/status.js";
 import { readBriefRecord } from "../../io/briefs.js";
 import type { DiskUsage } from "../../io/disk-usage.js";
+import { readOperationInProgress } from "../../io/in-progress.js";
 import { withFleetLock } from "../../io/lock.js";
 import { adminDirFor } from "../../io/paths.js";
 import {
@@ -20,6 +21,7 @@ import {
 import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { mergeRecord, storeRecord } from "../berth/briefs.js";
 import { describeLedgerProblems } from "../berth/resources.js";
+import { describeOperation } from "../fleet/checkout-states.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
@@ -162,10 +164,20 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
       ),
     );
   }
-  const nested = await nestedWorkAtRisk(
-    entry.path,
-    adminDirFor(repo.location.commonDir, target.adminKey),
-  );
+  const adminDir = adminDirFor(repo.location.commonDir, target.adminKey);
+  const operation = readOperationInProgress(adminDir);
+  if (operation !== null) {
+    refuse(
+      `${target.id}: ${describeOperation(operation, entry.path)}. Parking removes the checkout, and the ${operation.kind}'s state with it.`,
+      shellCommand([
+        "git",
+        "-C",
+        entry.path,
+        ...(operation.continueArgs ?? operation.abortArgs).slice(1),
+      ]),
+    );
+  }
+  const nested = await nestedWorkAtRisk(entry.path, adminDir);
   if (nested.length > 0) {
     refuse(
       `${target.id}: ${describeNestedWork(nested)}. Parking removes the checkout, and those repositories with it.`,

@@ -124,13 +124,13 @@ export async function planPrune(ctx: Context): Promise<PrunePlan> {
 
 /** The fleet reading (fleet/reading.ts) plus the ledger and the branch records: the whole picture. */
 export async function readPruneReading(ctx: Context, repo: Repository): Promise<PruneReading> {
+  // Each checkout's git dir read once: which branch it rebases, what operation it is in.
+  const operationOf = checkoutStates().operation;
   const [{ survey, activity, containment }, ledger] = await Promise.all([
-    readFleet(repo, { now: () => ctx.now() }),
+    readFleet(repo, { now: () => ctx.now(), operationOf }),
     readWholeLedger(repo.location.commonDir),
   ]);
   const made = branchesMadeByBerth(repo.location.commonDir);
-  // Each checkout's git dir read once: which branch it rebases, what operation it is in.
-  const operationOf = checkoutStates().operation;
   const hints: string[] = [];
   const resourcesOf = (w: WorktreeFacts): string[] => {
     if (w.adminKey === null || w.marker === null) return [];

@@ -6,6 +6,7 @@ import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees, removeWorktree } from "../../git/worktrees.js";
 import { recordBranchFirstSeen } from "../../io/branch-records.js";
 import { fileStamps, pathExistsOrBroken } from "../../io/fs.js";
+import { readOperationInProgress } from "../../io/in-progress.js";
 import { type LedgerProblem, readLedger } from "../../io/ledger.js";
 import { adminDirFor } from "../../io/paths.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
@@ -18,6 +19,7 @@ import {
   destroyLedgerEntries,
   readOwnedEntries,
 } from "../berth/resources.js";
+import { describeOperation } from "../fleet/checkout-states.js";
 import type { Repository } from "../repo/repository.js";
 import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
 import { lockedPhrase } from "./removal-facts.js";
@@ -235,7 +237,8 @@ async function recheck(
   if (entry === undefined) return "changed since the plan: git no longer lists this worktree";
   if (index === 0) return "it is the main checkout, which berth never removes";
   if (entry.locked) return `it is ${lockedPhrase(entry)}; berth never removes a locked worktree`;
-  const marker = await readReadyMarker(adminDirFor(repo.location.commonDir, target.adminKey));
+  const adminDir = adminDirFor(repo.location.commonDir, target.adminKey);
+  const marker = await readReadyMarker(adminDir);
   if (marker === null || marker.id !== target.id) {
     return "berth's ready marker is missing or names another berth; berth removes only what it created";
   }
@@ -243,6 +246,11 @@ async function recheck(
     return `changed since the plan: HEAD is now ${entry.head ?? "unborn"}, not ${options.expectHead ?? "unborn"}`;
   }
   if (options.requireClean && !entry.prunable) {
+    // A merge, am or cherry-pick stopped on a clean tree is someone's work too (decision 0071).
+    const operation = readOperationInProgress(adminDir);
+    if (operation !== null) {
+      return `${describeOperation(operation, target.path)}; removing the checkout would lose it`;
+    }
     // Edits in files git is told not to look at are uncommitted changes too.
     const [status, hidden] = await Promise.all([
       readWorktreeStatus(target.path).catch(() => null),
@@ -263,7 +271,6 @@ async function recheck(
   }
   if (options.requireClean || options.discarding?.nestedCommits === false) {
     // A folder deleted by hand leaves its submodules' repositories in the admin dir, which goes too.
-    const adminDir = adminDirFor(repo.location.commonDir, target.adminKey);
     const nested = await nestedWorkAtRisk(target.path, adminDir);
     if (nested.length > 0) {
       const since = options.requireClean ? "" : "changed since the plan: ";
