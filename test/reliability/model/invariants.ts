@@ -326,6 +326,12 @@ function checkHandState(
 ): string[] {
   const v: string[] = [];
   const present = (path: string) => after.worktrees.some((w) => w.path === path && w.folder);
+  // A stopped am's patches live in the checkout's git dir: only a forced drop of it may take them.
+  const forcedAway = (path: string) => op.kind === "drop" && op.force && op.subject === path;
+  for (const path of world.patching) {
+    if (present(path) || forcedAway(path)) continue;
+    v.push(`[invariant 2] ${op.kind} removed ${path}, where a git am was stopped half-way`);
+  }
   for (const path of world.merging) {
     if (!present(path)) continue;
     if (!world.mergeHeadExists(path))

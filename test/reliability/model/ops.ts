@@ -49,6 +49,8 @@ export type WorldOp =
   /** A commit on a new branch inside the submodule, never pushed; its HEAD back where the superproject records it. */
   | { kind: "submodule-commit"; path: string }
   | { kind: "start-merge"; path: string }
+  /** `git am` of the checkout's own last commit: it stops at once, the tree clean, HEAD on the branch. */
+  | { kind: "stop-am"; path: string }
   | { kind: "ignored-collision"; path: string };
 
 /** How a hand edit of berth.toml changes the declared checks (each changes the digest). */
@@ -126,6 +128,17 @@ const ADD_SUBMODULE =
  * branch) and "ours" (committed on the checkout's branch) both add $2 with
  * different content; `git merge` stops on the add/add conflict with MERGE_HEAD.
  */
+/**
+ * A `git am` stopped half-way on a clean tree: the patch is the checkout's own
+ * last commit, which applies to nothing there. The patch file sits in the git
+ * dir, so the tree stays clean. Exit 1 if am did not stop.
+ */
+const STOP_AM = `set -e
+gitdir=$(git rev-parse --absolute-git-dir)
+git format-patch -1 HEAD --stdout > "$gitdir/fuzz-again.patch"
+if git am "$gitdir/fuzz-again.patch" >/dev/null 2>&1; then exit 1; fi
+test -e "$gitdir/rebase-apply/applying"`;
+
 /** In a submodule: a commit on branch w$1, then HEAD detached back where it was. */
 const SUBMODULE_COMMIT =
   'git switch -q -c "w$1" && echo "$1" > "w$1.txt" && git add "w$1.txt" && git commit -q -m "w$1" -- "w$1.txt" && git switch -q --detach HEAD~1';
@@ -188,6 +201,7 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
     "dirty-submodule": withSub.length > 0 ? 1.5 : 0,
     "submodule-commit": withSub.length > 0 ? 1 : 0,
     "start-merge": quiet.length > 0 ? 0.7 : 0,
+    "stop-am": quiet.length > 0 ? 0.5 : 0,
     "ignored-collision": quiet.length > 0 && s.worktrees[0]?.branch === TRUNK ? 0.7 : 0,
   });
   switch (kind) {
@@ -250,6 +264,7 @@ export function chooseWorldOp(rng: Prng, world: World, s: Snapshot): WorldOp | n
     case "submodule-commit":
       return { kind, path: rng.pick(withSub).path };
     case "start-merge":
+    case "stop-am":
       return { kind, path: rng.pick(quiet).path };
     case "ignored-collision":
       return { kind, path: rng.pick(quiet).path };
@@ -565,6 +580,11 @@ export function applyWorldOp(world: World, op: WorldOp, s: Snapshot, rng: Prng):
       world.dirtyOf(op.path).set(file, readFileSync(join(op.path, file), "utf8"));
       world.merging.add(op.path);
       return `merge left in progress (conflict in ${file})`;
+    }
+    case "stop-am": {
+      if (!world.trySh(op.path, STOP_AM)) return "could not stop an am";
+      world.patching.add(op.path);
+      return "git am stopped half-way (rebase-apply/), the tree clean";
     }
     case "ignored-collision": {
       const main = world.mainPath;

@@ -143,6 +143,9 @@ class SequenceRun {
     for (const path of [...this.world.merging]) {
       if (!this.world.mergeHeadExists(path)) this.world.merging.delete(path);
     }
+    for (const path of [...this.world.patching]) {
+      if (!this.world.amStopped(path)) this.world.patching.delete(path);
+    }
     // Edits, fault switches and berth.toml change no ref, registration, ledger entry or resource.
     if (
       !["dirty", "fault", "redefine-gate", "dirty-submodule", "submodule-commit"].includes(op.kind)
@@ -290,7 +293,9 @@ class SequenceRun {
     // progress, and an ignored file the trunk then force-adds.
     const quiet = () =>
       live()
-        .filter((w) => w.branch !== null && !world.merging.has(w.path))
+        .filter(
+          (w) => w.branch !== null && !world.merging.has(w.path) && !world.patching.has(w.path),
+        )
         .map((w) => w.path);
     if (quiet().length > 0 && rng.chance(0.15)) {
       const path = rng.pick(quiet());
@@ -303,6 +308,12 @@ class SequenceRun {
       const path = rng.pick(quiet());
       this.hand({ kind: "start-merge", path });
       await this.soon(path, ["update", "gate"]);
+    }
+    if (quiet().length > 0 && rng.chance(0.1)) {
+      // A spent stage someone is applying patches in: clean, idle to the logbook, not to be reclaimed.
+      const path = rng.pick(quiet());
+      this.hand({ kind: "stop-am", path });
+      if (rng.chance(0.7)) await this.verb({ kind: "prune", contained: true, yes: true });
     }
     if (quiet().length > 0 && rng.chance(0.1) && this.current().worktrees[0]?.branch === "main") {
       const path = rng.pick(quiet());

@@ -186,6 +186,8 @@ export class World {
   readonly ignored = new Map<string, Map<string, string>>();
   /** Checkouts with a merge left in progress by hand (MERGE_HEAD must survive every verb). */
   readonly merging = new Set<string>();
+  /** Checkouts with a `git am` stopped half-way by hand: only a forced drop may remove them. */
+  readonly patching = new Set<string>();
   /** Berths that hold a populated submodule. */
   readonly submodules = new Set<string>();
   /**
@@ -323,6 +325,7 @@ export class World {
     this.dirty.delete(path);
     this.ignored.delete(path);
     this.merging.delete(path);
+    this.patching.delete(path);
     this.submodules.delete(path);
   }
 
@@ -349,13 +352,12 @@ export class World {
 
   /** The checkout's git dir holds MERGE_HEAD (read from its `.git` file: no process). */
   mergeHeadExists(path: string): boolean {
-    try {
-      const text = readFileSync(join(path, ".git"), "utf8").trim();
-      const gitDir = text.startsWith("gitdir: ") ? text.slice(8) : join(path, ".git");
-      return existsSync(join(gitDir, "MERGE_HEAD"));
-    } catch {
-      return existsSync(join(path, ".git", "MERGE_HEAD"));
-    }
+    return existsSync(join(gitDirOf(path), "MERGE_HEAD"));
+  }
+
+  /** The checkout's git dir holds a stopped `git am` (rebase-apply/applying). */
+  amStopped(path: string): boolean {
+    return existsSync(join(gitDirOf(path), "rebase-apply", "applying"));
   }
 
   hasDirt(path: string): boolean {
@@ -446,5 +448,15 @@ export class World {
 
   cleanup(): void {
     this.repo.cleanup();
+  }
+}
+
+/** A checkout's git dir, from its `.git` file (a linked worktree) or folder. */
+function gitDirOf(path: string): string {
+  try {
+    const text = readFileSync(join(path, ".git"), "utf8").trim();
+    return text.startsWith("gitdir: ") ? text.slice(8) : join(path, ".git");
+  } catch {
+    return join(path, ".git");
   }
 }
