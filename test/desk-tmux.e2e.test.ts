@@ -224,6 +224,56 @@ function colorCodes(screen: string): string[] {
 }
 
 describe("berth desk at 80x24 with fifty rows in mind", () => {
+  it("wraps a long command and plan in a narrow terminal instead of cutting them", async () => {
+    requireTmux();
+    repo = makeRepo();
+    const r = repo;
+    const berth = await startStage(r, "a-berth-with-a-rather-long-name-for-a-narrow-desk");
+    socket = `berth-test-${randomBytes(6).toString("hex")}`;
+    const script = join(r.dir.path, "narrow.sh");
+    writeFileSync(
+      script,
+      `cd '${r.path}' || exit 9\nenv -u CI NO_COLOR=1 TERM=xterm-256color '${process.execPath}' '${BERTH_BIN}' desk\n`,
+    );
+    const term = new Terminal(socket, terminalEnv(r.env));
+    const width = 44;
+    const size = ["-x", `${width}`, "-y", "30"];
+    const started = term.tmux(["new-session", "-d", "-s", "desk", ...size, `sh '${script}'`]);
+    expect(started.status).toBe(0);
+    // The row itself is cut to the width (the list keeps one row per berth).
+    await term.waitFor("the fleet", (s) => s.includes("working (1)"));
+
+    term.keys("x");
+    const confirm = await term.waitFor("the drop confirmation", (s) => s.includes("[y/N]"));
+    const rows = confirm.split("\n");
+    for (const row of rows) expect([...row].length).toBeLessThanOrEqual(width);
+    // The command, pasted from its rows into a shell, is the whole command.
+    const first = rows.findIndex((row) => row.startsWith("$ "));
+    let last = first;
+    while (rows[last]?.endsWith("\\")) last++;
+    const pasted = rows
+      .slice(first, last + 1)
+      .join("\n")
+      .slice(2);
+    const words = spawnSync("sh", ["-c", `set -- ${pasted}\nprintf '%s\\n' "$@"`], {
+      encoding: "utf8",
+    }).stdout;
+    expect(words.trimEnd().split("\n")).toEqual([
+      "berth",
+      "worktree",
+      "drop",
+      berth.id,
+      "--force",
+      "--yes",
+    ]);
+    // The plan names the whole checkout path, across rows.
+    expect(confirm.replace(/\n */g, "")).toContain(berth.path);
+    term.keys("Enter");
+    await term.waitFor("the declined answer", (s) => s.includes("nothing changed"));
+    expect(existsSync(berth.path)).toBe(true);
+    term.keys("q");
+  });
+
   it("shows the whole legend, rows in natural order, parked work, a filter, help, and honours NO_COLOR", async () => {
     requireTmux();
     repo = makeRepo();

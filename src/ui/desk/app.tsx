@@ -28,6 +28,7 @@ import type {
   DeskSession,
   DeskSnapshot,
 } from "./types.js";
+import { wrapPane } from "./wrap.js";
 
 /**
  * The desk on screen: a header, the grouped rows, one pane (detail, help, a
@@ -260,7 +261,10 @@ export function Desk({ controller, session, color }: DeskProps) {
 
   const now = snapshot.readAt;
   const list = listLines(model, now);
-  const paneText = paneLines(pane, detailOpen, item, detail, detailKey, snapshot);
+  const paneText = wrapPane(
+    paneLines(pane, detailOpen, item, detail, detailKey, snapshot),
+    size.columns,
+  );
   const legend = legendFor(pane, filter, size.columns);
   const height = Math.max(8, size.rows - 1);
   const body = height - 2 - legend.length; // header, separator, legend

@@ -323,7 +323,7 @@ export const LEGEND_KEYS: readonly LegendKey[] = [
   {
     key: "y",
     label: "approve",
-    help: "approve: let the berth's waiting landing-queue entry land (land when green)",
+    help: "approve: let the berth's waiting queue entry land (land when green)",
   },
   {
     key: "w",
