@@ -106,6 +106,33 @@ describe("worktree drop counts hidden edits as uncommitted changes", () => {
     expect(existsSync(berth.path)).toBe(false);
   });
 
+  it("a flagged submodule with an edit inside is a reason to force: a plain drop refuses and the edit stays", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const source = join(r.dir.path, "source");
+    r.git(["init", "-q", "-b", "main", source]);
+    r.write("f.txt", "one\n", source);
+    r.commit("sub", source);
+    r.git(["-c", "protocol.file.allow=always", "submodule", "add", "-q", source, "sub"]);
+    r.commit("a submodule");
+    const berth = await startBerth(r, "flagged-sub");
+    r.git(["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"], berth.path);
+    r.git(["update-index", "--assume-unchanged", "sub"], berth.path);
+    r.write("f.txt", "my edit inside\n", join(berth.path, "sub"));
+    expect(r.git(["status", "--porcelain", "--ignore-submodules=none"], berth.path)).toBe("");
+
+    const run = await runBerth(["worktree", "drop", berth.id, "--yes", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.data.reasons).toContainEqual(
+      expect.objectContaining({ kind: "uncommitted", hidden: ["sub"] }),
+    );
+    expect(readFileSync(join(berth.path, "sub", "f.txt"), "utf8")).toBe("my edit inside\n");
+  });
+
   it("costs no git process on berth status, and only `ls-files -v` (no hash-object) in a drop with nothing flagged", async () => {
     repo = makeRepo();
     const r = repo;

@@ -1,8 +1,9 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseIndexFlags, readHiddenChanges, revealCommand } from "../src/git/hidden-changes.js";
-import { makeRepo, type TestRepo } from "./helpers/repo.js";
+import { makeRepo, makeTempDir, repoAt, type TestRepo } from "./helpers/repo.js";
 
 /**
  * Edits git is told not to look at (`update-index --assume-unchanged` or
@@ -101,6 +102,76 @@ describe("readHiddenChanges", () => {
     r.write("two\nlines.txt", "edited\n");
     expect(await readHiddenChanges(r.path)).toEqual([
       { path: "two\nlines.txt", assumeUnchanged: true, skipWorktree: false },
+    ]);
+  });
+
+  for (const format of ["sha1", "sha256"]) {
+    it(`a flagged symlink is compared by its target (${format}): retargeted, or replaced by a file or folder, it is a change`, async () => {
+      const dir = makeTempDir();
+      const path = join(dir.path, "repo");
+      execFileSync("git", ["init", "-q", "-b", "main", `--object-format=${format}`, path], {
+        env: dir.env,
+      });
+      repo = repoAt(path, dir);
+      const r = repo;
+      r.write("target.txt", "t\n");
+      for (const name of ["same", "retargeted", "filed", "foldered", "gone-au", "sparse-sw"]) {
+        symlinkSync("target.txt", join(r.path, name));
+      }
+      r.commit("links");
+      for (const name of ["same", "retargeted", "filed", "foldered", "gone-au"]) {
+        r.git(["update-index", "--assume-unchanged", name]);
+      }
+      r.git(["update-index", "--skip-worktree", "sparse-sw"]);
+      rmSync(join(r.path, "retargeted"));
+      symlinkSync("elsewhere.txt", join(r.path, "retargeted"));
+      rmSync(join(r.path, "filed"));
+      writeFileSync(join(r.path, "filed"), "a file now\n");
+      rmSync(join(r.path, "foldered"));
+      mkdirSync(join(r.path, "foldered"));
+      writeFileSync(join(r.path, "foldered", "inside.txt"), "work\n");
+      rmSync(join(r.path, "gone-au"));
+      rmSync(join(r.path, "sparse-sw"));
+      // git status sees none of it.
+      expect(r.git(["status", "--porcelain", "--untracked-files=no"])).toBe("");
+
+      expect(await readHiddenChanges(r.path)).toEqual([
+        { path: "filed", assumeUnchanged: true, skipWorktree: false },
+        { path: "foldered", assumeUnchanged: true, skipWorktree: false },
+        { path: "gone-au", assumeUnchanged: true, skipWorktree: false },
+        { path: "retargeted", assumeUnchanged: true, skipWorktree: false },
+      ]);
+    });
+  }
+
+  it("a flagged submodule is read by its own status: an edit, an untracked file or a moved HEAD inside is a change; clean or unpopulated, none", async () => {
+    const dir = makeTempDir();
+    const source = join(dir.path, "source");
+    execFileSync("git", ["init", "-q", "-b", "main", source], { env: dir.env });
+    const sub = repoAt(source, dir);
+    sub.write("f.txt", "one\n");
+    sub.commit("sub");
+    repo = makeRepo();
+    const r = repo;
+    for (const name of ["edited", "untracked", "moved", "clean", "unpopulated"]) {
+      r.git(["-c", "protocol.file.allow=always", "submodule", "add", "-q", source, name]);
+    }
+    r.commit("submodules");
+    for (const name of ["edited", "untracked", "moved", "clean", "unpopulated"]) {
+      r.git(["update-index", "--assume-unchanged", name]);
+    }
+    r.write("f.txt", "my edit inside\n", join(r.path, "edited"));
+    r.write("new.txt", "new\n", join(r.path, "untracked"));
+    r.write("f.txt", "committed inside\n", join(r.path, "moved"));
+    r.commit("inside", join(r.path, "moved"));
+    r.git(["submodule", "deinit", "-q", "--force", "unpopulated"]);
+    // git status skips flagged submodules whole: that is the bug this guards against.
+    expect(r.git(["status", "--porcelain", "--ignore-submodules=none"])).toBe("");
+
+    expect(await readHiddenChanges(r.path)).toEqual([
+      { path: "edited", assumeUnchanged: true, skipWorktree: false },
+      { path: "moved", assumeUnchanged: true, skipWorktree: false },
+      { path: "untracked", assumeUnchanged: true, skipWorktree: false },
     ]);
   });
 

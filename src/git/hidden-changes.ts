@@ -1,5 +1,7 @@
+import { readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { entryKindAt } from "../io/fs.js";
+import { lazyCrypto } from "../lazy-crypto.js";
 import { type CommandLine, commandSequence, shellCommand } from "../text.js";
 import { type GitRunner, runGit } from "./run.js";
 
@@ -11,13 +13,19 @@ import { type GitRunner, runGit } from "./run.js";
  * commit does not hold. In order:
  *   1. `git ls-files -v -s -z` (one cheap index read, no file is opened):
  *      the flagged stage-0 entries, each with its index blob;
- *   2. a flagged skip-worktree file absent from disk is sparse checkout, not
- *      an edit; an absent assume-unchanged file, or anything but a regular
- *      file where one is tracked, is a change;
- *   3. only when files remain: one `git hash-object --stdin-paths`, which
+ *   2. a flagged skip-worktree entry absent from disk is sparse checkout,
+ *      not an edit; an absent assume-unchanged one, or a different kind of
+ *      thing where one is tracked, is a change;
+ *   3. a flagged symlink: its target, hashed as git hashes a link's blob, is
+ *      compared with the index blob (no process);
+ *   4. a flagged submodule (gitlink): git status skips it whole, edits inside
+ *      included, so a populated one is read by its own `git status`, one
+ *      process each (they are rare): a moved HEAD or any change is a change;
+ *   5. only when files remain: one `git hash-object --stdin-paths`, which
  *      runs each file through the checkout's filters (eol, clean) as `git add`
  *      would, compared with its index blob, so a flagged unedited file is
- *      no change.
+ *      no change (a link checked out as a file, under core.symlinks=false,
+ *      is hashed the same way).
  * Not for the fleet survey (`berth status`): it costs a process per checkout.
  */
 
@@ -33,8 +41,10 @@ export interface FlaggedEntry extends HiddenChange {
   oid: string;
 }
 
-/** Regular files (plain and executable): symlinks and submodules are compared by other means, or not at all. */
+/** Regular files (plain and executable). */
 const REGULAR = new Set(["100644", "100755"]);
+const SYMLINK = "120000";
+const GITLINK = "160000";
 
 /**
  * Parses `git ls-files -v -s -z` (`<tag> <mode> <oid> <stage>\t<path>`): a
@@ -64,13 +74,25 @@ export async function readHiddenChanges(
   const flagged = parseIndexFlags(stdout);
   const changed = new Set<FlaggedEntry>();
   const toHash: FlaggedEntry[] = [];
+  const submodules: FlaggedEntry[] = [];
   for (const entry of flagged) {
-    if (!REGULAR.has(entry.mode)) continue;
-    const kind = entryKindAt(join(top, entry.path));
+    const at = join(top, entry.path);
+    const kind = entryKindAt(at);
     if (kind === "absent" && entry.skipWorktree) continue;
-    if (kind === "file") toHash.push(entry);
-    else changed.add(entry);
+    if (entry.mode === GITLINK && kind === "folder") {
+      submodules.push(entry);
+    } else if (kind === "file" && (REGULAR.has(entry.mode) || entry.mode === SYMLINK)) {
+      toHash.push(entry);
+    } else if (kind === "symlink" && entry.mode === SYMLINK) {
+      if (linkBlobId(at, entry.oid) !== entry.oid) changed.add(entry);
+    } else {
+      changed.add(entry);
+    }
   }
+  const moved = await Promise.all(submodules.map((entry) => submoduleDiffers(top, entry, run)));
+  submodules.forEach((entry, i) => {
+    if (moved[i]) changed.add(entry);
+  });
   if (toHash.length > 0) {
     const input = toHash.map((e) => `${stdinPath(e.path)}\n`).join("");
     const hashed = (await run(["hash-object", "--stdin-paths"], { cwd: top, input })).stdout
@@ -84,6 +106,54 @@ export async function readHiddenChanges(
   return flagged
     .filter((entry) => changed.has(entry))
     .map(({ path, assumeUnchanged, skipWorktree }) => ({ path, assumeUnchanged, skipWorktree }));
+}
+
+/**
+ * The blob id git gives a symlink: the hash of its target's bytes, with the
+ * object format of the index oid it is compared with (SHA-1 or SHA-256).
+ */
+function linkBlobId(path: string, indexOid: string): string | null {
+  let target: Buffer;
+  try {
+    target = readlinkSync(path, { encoding: "buffer" });
+  } catch {
+    return null;
+  }
+  const hash = lazyCrypto().createHash(indexOid.length === 64 ? "sha256" : "sha1");
+  return hash.update(`blob ${target.length}\0`).update(target).digest("hex");
+}
+
+/**
+ * Whether a flagged, present submodule holds anything its gitlink does not:
+ * a HEAD other than the recorded commit, or any change inside (untracked
+ * files too, as berth's own status counts them). An unpopulated one (no
+ * `.git` inside) holds nothing; one git cannot read counts as changed.
+ */
+async function submoduleDiffers(
+  top: string,
+  entry: FlaggedEntry,
+  run: GitRunner,
+): Promise<boolean> {
+  const path = join(top, entry.path);
+  if (entryKindAt(join(path, ".git")) === "absent") return false;
+  try {
+    const { stdout } = await run(
+      [
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--untracked-files=normal",
+        "--ignore-submodules=none",
+      ],
+      { cwd: path },
+    );
+    const records = stdout.split("\0").filter(Boolean);
+    const head = records.find((r) => r.startsWith("# branch.oid "))?.slice("# branch.oid ".length);
+    return head !== entry.oid || records.some((r) => !r.startsWith("#"));
+  } catch {
+    return true;
+  }
 }
 
 /**

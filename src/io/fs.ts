@@ -31,13 +31,17 @@ export function realPathOr(path: string): string {
   }
 }
 
-/** What sits at `path`, not following a symlink: a regular file, something else, or nothing. */
-export function entryKindAt(path: string): "file" | "other" | "absent" {
+/** What sits at `path`, not following a symlink (nothing: "absent"). */
+export function entryKindAt(path: string): "file" | "symlink" | "folder" | "other" | "absent" {
+  let stat: ReturnType<typeof lstatSync>;
   try {
-    return lstatSync(path).isFile() ? "file" : "other";
+    stat = lstatSync(path);
   } catch {
     return "absent";
   }
+  if (stat.isFile()) return "file";
+  if (stat.isSymbolicLink()) return "symlink";
+  return stat.isDirectory() ? "folder" : "other";
 }
 
 /**
