@@ -19,6 +19,7 @@ import {
 } from "../src/io/unfinished-landing.js";
 import { berthBranches } from "./helpers/fleet.js";
 import { makeRepo, makeTempDir, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
+import { stopAnAm } from "./helpers/stopped-am.js";
 
 /** accept's pieces in process, and the crash points of a landing (spec section 9.7). */
 
@@ -183,6 +184,46 @@ describe("a berth whose branch was deleted under it", () => {
     execFileSync("sh", ["-c", String(refusal.next)], { env: repo.env, stdio: "pipe" });
     expect(repo.git(["rev-parse", berth.branch])).toBe(last);
     expect(repo.git(["status", "--porcelain"], berth.path)).toBe("");
+  });
+});
+
+describe("a berth with a git am stopped half-way", () => {
+  const amStopped = (repo: TestRepo, path: string) =>
+    existsSync(
+      join(repo.git(["rev-parse", "--absolute-git-dir"], path), "rebase-apply", "applying"),
+    );
+
+  it("is refused before the trunk moves, though its receipt is honored; once the am is ended, it lands", async () => {
+    const { repo, berth, commit, old } = await landable("patching");
+    stopAnAm(repo, berth.path);
+    const { ctx } = testContext(repo.path, repo.env);
+    const error = await planAccept(ctx, { target: berth.id }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UserError);
+    const refusal = error as UserError;
+    expect(refusal.code).toBe("precondition_failed");
+    expect(refusal.message).toContain("has an am in progress");
+    expect(refusal.message).toContain("git am --abort");
+    expect(String(refusal.next)).toBe(`git am --continue && berth accept ${berth.id}`);
+    expect(repo.git(["rev-parse", "main"])).toBe(old);
+    expect(amStopped(repo, berth.path)).toBe(true);
+    repo.git(["am", "--abort"], berth.path);
+    const plan = await planAccept(ctx, { target: berth.id });
+    const landed = await applyAccept(ctx, plan);
+    expect(landed.ok).toBe(true);
+    expect(repo.git(["rev-parse", "main"])).toBe(commit);
+  });
+
+  it("landed by hand: refused instead of a landing that cannot finish, and the am stays", async () => {
+    const { repo, berth, commit, old } = await landable("patched");
+    stopAnAm(repo, berth.path);
+    repo.git(["update-ref", "refs/heads/main", commit, old]);
+    repo.git(["reset", "-q", "--hard", commit]);
+    const { ctx } = testContext(repo.path, repo.env);
+    const error = await planAccept(ctx, { target: berth.id }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UserError);
+    expect((error as UserError).code).toBe("precondition_failed");
+    expect(amStopped(repo, berth.path)).toBe(true);
+    expect(repo.git(["worktree", "list", "--porcelain"])).toContain(berth.path);
   });
 });
 

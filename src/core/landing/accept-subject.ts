@@ -20,6 +20,7 @@ import {
 } from "../lifecycle/removal-facts.js";
 import type { TeardownTarget } from "../lifecycle/teardown.js";
 import { resolveTarget } from "../repo/berth-target.js";
+import { refuseOperationInProgress } from "../repo/checkout.js";
 import type { Repository } from "../repo/repository.js";
 
 /**
@@ -131,6 +132,13 @@ export async function acceptableWorktree(w: WorktreeFacts): Promise<AcceptableWo
       next: shellCommand(["git", "-C", entry.path, "switch", w.marker.branch]),
     });
   }
+  // Landing would tear the checkout down mid-operation, and its teardown refuses that: refused
+  // now, so the trunk never moves for a landing that could not finish.
+  refuseOperationInProgress(
+    { path: entry.path, adminDir: w.adminDir },
+    `accept ${name}`,
+    "accept lands the branch and then tears the checkout down, which would lose it",
+  );
   const [status, hidden] = await Promise.all([
     readWorktreeStatus(entry.path).catch(() => null),
     readHiddenChanges(entry.path).catch(() => null),
