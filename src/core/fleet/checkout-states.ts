@@ -60,6 +60,10 @@ export function describeOperation(op: OperationInProgress, path: string): string
 
 /** "a rebase of topic", "an am": the operation as a sentence names it. */
 export function operationPhrase(op: OperationInProgress): string {
-  const article = op.kind === "am" ? "an" : "a";
-  return `${article} ${op.kind}${op.branch ? ` of ${op.branch}` : ""}`;
+  return `${operationWithArticle(op)}${op.branch ? ` of ${op.branch}` : ""}`;
+}
+
+/** "a rebase", "an am": the kind alone, with its article. */
+export function operationWithArticle(op: OperationInProgress): string {
+  return `${op.kind === "am" ? "an" : "a"} ${op.kind}`;
 }

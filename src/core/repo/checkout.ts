@@ -5,7 +5,7 @@ import { type ReadyMarker, readReadyMarker } from "../../io/ready-marker.js";
 import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { berthVariables } from "../berth/env.js";
 import { portFor } from "../berth/identity.js";
-import { operationPhrase } from "../fleet/checkout-states.js";
+import { operationWithArticle } from "../fleet/checkout-states.js";
 import type { Repository } from "./repository.js";
 import { createTrunkCommand, describeMissingTrunk, type Trunk } from "./trunk.js";
 
@@ -48,7 +48,7 @@ export function refuseOperationInProgress(
   const operation = readOperationInProgress(location.adminDir);
   if (operation === null) return;
   const abort = shellCommand(operation.abortArgs);
-  const situation = `${location.path} has ${operationPhrase(operation)} in progress (${operation.evidence}); ${why}.`;
+  const situation = `${location.path} has ${operationWithArticle(operation)} in progress (${operation.evidence}); ${why}.`;
   const again = shellCommand(["berth", ...verb.split(" ")]);
   if (operation.continueArgs === null) {
     throw new UserError("precondition_failed", `${situation} End it with ${abort}.`, {
