@@ -65,5 +65,10 @@ describe("the benchmark's scripts (bench/*.mjs) run against the built berth", ()
     const list = join(repo.path, "..", "worktrees.txt");
     writeFileSync(list, `${[repo.path, ...berths.map((b) => b.path)].join("\n")}\n`);
     expect(() => runScript("lanes-alone.mjs", [list], repo?.env ?? {})).not.toThrow();
+    expect(() => runScript("lanes-alone.mjs", [list, "2"], repo?.env ?? {})).not.toThrow();
+    // A lane count that is no count is refused, not read as status's own.
+    expect(() => runScript("lanes-alone.mjs", [list, "two"], repo?.env ?? {})).toThrow(
+      /lane count must be a whole number/,
+    );
   });
 });
