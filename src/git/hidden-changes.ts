@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { entryKindAt } from "../io/fs.js";
 import { lazyCrypto } from "../lazy-crypto.js";
 import { type CommandLine, commandSequence, shellCommand } from "../text.js";
+import { parseStatusPorcelainV2 } from "./parse.js";
 import { type GitRunner, runGit } from "./run.js";
+import { STATUS_ARGS } from "./status.js";
 
 /**
  * Hidden changes: the one place berth finds edits in tracked files git is
@@ -137,20 +139,13 @@ async function submoduleDiffers(
   const path = join(top, entry.path);
   if (entryKindAt(join(path, ".git")) === "absent") return false;
   try {
-    const { stdout } = await run(
-      [
-        "status",
-        "--porcelain=v2",
-        "-z",
-        "--branch",
-        "--untracked-files=normal",
-        "--ignore-submodules=none",
-      ],
-      { cwd: path },
-    );
-    const records = stdout.split("\0").filter(Boolean);
-    const head = records.find((r) => r.startsWith("# branch.oid "))?.slice("# branch.oid ".length);
-    return head !== entry.oid || records.some((r) => !r.startsWith("#"));
+    const { stdout } = await run([...STATUS_ARGS, "--branch"], { cwd: path });
+    const oidHeader = "# branch.oid ";
+    const head = stdout
+      .split("\0")
+      .find((record) => record.startsWith(oidHeader))
+      ?.slice(oidHeader.length);
+    return head !== entry.oid || parseStatusPorcelainV2(stdout).changedFiles > 0;
   } catch {
     return true;
   }

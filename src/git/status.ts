@@ -4,7 +4,7 @@ import { lazyCrypto } from "../lazy-crypto.js";
 import { parseStatusPorcelainV2, type StatusSummary } from "./parse.js";
 import { type GitRunner, gitEnv, runGit } from "./run.js";
 
-const STATUS_ARGS = [
+export const STATUS_ARGS = [
   "status",
   "--porcelain=v2",
   "-z",
