@@ -13,7 +13,14 @@ import { receiptPath } from "../src/io/receipt-file.js";
 import { fleetSnapshot, startBerth } from "./helpers/fleet.js";
 import { gitShim } from "./helpers/git-shim.js";
 import { refusal } from "./helpers/refusal.js";
-import { makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
+import {
+  makeRepo,
+  makeSubmoduleOrigin,
+  runBerth,
+  submodule,
+  type TestRepo,
+  testContext,
+} from "./helpers/repo.js";
 
 /**
  * Edits in files flagged `--assume-unchanged` / `--skip-worktree` are
@@ -109,14 +116,10 @@ describe("worktree drop counts hidden edits as uncommitted changes", () => {
   it("a flagged submodule with an edit inside is a reason to force: a plain drop refuses and the edit stays", async () => {
     repo = makeRepo();
     const r = repo;
-    const source = join(r.dir.path, "source");
-    r.git(["init", "-q", "-b", "main", source]);
-    r.write("f.txt", "one\n", source);
-    r.commit("sub", source);
-    r.git(["-c", "protocol.file.allow=always", "submodule", "add", "-q", source, "sub"]);
+    submodule(r, ["add", "-q", makeSubmoduleOrigin(r, "source"), "sub"]);
     r.commit("a submodule");
     const berth = await startBerth(r, "flagged-sub");
-    r.git(["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"], berth.path);
+    submodule(r, ["update", "-q", "--init"], berth.path);
     r.git(["update-index", "--assume-unchanged", "sub"], berth.path);
     r.write("f.txt", "my edit inside\n", join(berth.path, "sub"));
     expect(r.git(["status", "--porcelain", "--ignore-submodules=none"], berth.path)).toBe("");

@@ -3,7 +3,14 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseIndexFlags, readHiddenChanges, revealCommand } from "../src/git/hidden-changes.js";
-import { makeRepo, makeTempDir, repoAt, type TestRepo } from "./helpers/repo.js";
+import {
+  makeRepo,
+  makeSubmoduleOrigin,
+  makeTempDir,
+  repoAt,
+  submodule,
+  type TestRepo,
+} from "./helpers/repo.js";
 
 /**
  * Edits git is told not to look at (`update-index --assume-unchanged` or
@@ -145,16 +152,11 @@ describe("readHiddenChanges", () => {
   }
 
   it("a flagged submodule is read by its own status: an edit, an untracked file or a moved HEAD inside is a change; clean or unpopulated, none", async () => {
-    const dir = makeTempDir();
-    const source = join(dir.path, "source");
-    execFileSync("git", ["init", "-q", "-b", "main", source], { env: dir.env });
-    const sub = repoAt(source, dir);
-    sub.write("f.txt", "one\n");
-    sub.commit("sub");
     repo = makeRepo();
     const r = repo;
+    const source = makeSubmoduleOrigin(r, "source");
     for (const name of ["edited", "untracked", "moved", "clean", "unpopulated"]) {
-      r.git(["-c", "protocol.file.allow=always", "submodule", "add", "-q", source, name]);
+      submodule(r, ["add", "-q", source, name]);
     }
     r.commit("submodules");
     for (const name of ["edited", "untracked", "moved", "clean", "unpopulated"]) {

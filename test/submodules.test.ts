@@ -9,7 +9,14 @@ import { removeWorktree } from "../src/git/worktrees.js";
 import { readGitFile } from "../src/io/admin-dirs.js";
 import { receiptPath } from "../src/io/receipt-file.js";
 import { berthBranches } from "./helpers/fleet.js";
-import { makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
+import {
+  makeRepo,
+  makeSubmoduleOrigin,
+  runBerth,
+  submodule,
+  type TestRepo,
+  testContext,
+} from "./helpers/repo.js";
 
 /**
  * Berths with a submodule (spec section 7; issue 15 item 6), through the
@@ -24,16 +31,12 @@ afterEach(() => repo?.cleanup());
 async function berthWithSubmodule(name = "work") {
   const r = makeRepo();
   repo = r;
-  const lib = join(r.dir.path, "lib-origin");
-  execFileSync("git", ["init", "-q", "-b", "main", lib], { env: r.env });
-  r.write("f.txt", "library\n", lib);
-  r.commit("library", lib);
-  r.git(["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib"]);
+  submodule(r, ["add", "-q", makeSubmoduleOrigin(r, "lib-origin", "f.txt", "library\n"), "lib"]);
   r.commit("add the lib submodule");
   const started = await startBerth(testContext(r.path, r.env).ctx, { name });
   const path = started.data?.path as string;
   const id = started.data?.id as string;
-  r.git(["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"], path);
+  submodule(r, ["update", "-q", "--init"], path);
   expect(readFileSync(join(path, "lib/f.txt"), "utf8")).toBe("library\n");
   expect(r.git(["status", "--porcelain"], path)).toBe("");
   return { r, path, id, adminDir: (await readGitFile(path)) as string };

@@ -95,6 +95,23 @@ export function makeRepo(options: RepoOptions = {}): TestRepo {
   return repo;
 }
 
+/**
+ * A one-commit repository beside `r`'s (in its temporary folder), to add as a
+ * submodule: its path. `file` holds `content`.
+ */
+export function makeSubmoduleOrigin(r: TestRepo, name: string, file = "f.txt", content = "one\n") {
+  const origin = join(r.dir.path, name);
+  r.git(["init", "-q", "-b", "main", origin]);
+  r.write(file, content, origin);
+  r.commit(name, origin);
+  return origin;
+}
+
+/** `git submodule <args>` in `cwd`: from a local path, which git refuses by default since 2.38.1. */
+export function submodule(r: TestRepo, args: string[], cwd?: string): string {
+  return r.git(["-c", "protocol.file.allow=always", "submodule", ...args], cwd);
+}
+
 /** The helpers over a repository that already exists at `path` inside `dir`. */
 export function repoAt(path: string, dir: TempDir): TestRepo {
   const env = dir.env;
