@@ -93,4 +93,36 @@ describe("batches", () => {
     for (const oid of moves) expect(checkedCommits(marker)).toContain(oid);
     expect(berthBranches(repo)).toEqual([berths[2]?.branch]);
   });
+
+  it("an accept whose own entry is rejected after it landed the entries ahead of it says the trunk moved, not that nothing landed", async () => {
+    const fx = queueFixture(`${recordingGate("! test -e bad.txt")}\n[acceptance]\nbatch = 2\n`);
+    repo = fx.repo;
+    const { env } = fx;
+    const r = repo;
+    const good = await berthWith(r, env, "good", { "good.txt": "good\n" });
+    const queued = await runBerth(["accept", good.id, "--no-wait", "--yes", "--json"], {
+      cwd: r.path,
+      env,
+    });
+    expect(queued.json.data.queue.state).toBe("queued");
+    const goodTip = tip(r, good.branch);
+    const bad = await berthWith(r, env, "bad", { "bad.txt": "the gate rejects this\n" });
+    const before = tip(r, "main");
+    const badTip = tip(r, bad.branch);
+
+    // This accept drains the queue: the batch of both is red, the good entry lands alone, then its own is rejected.
+    const run = await runBerth(["accept", bad.id, "--yes", "--json"], { cwd: r.path, env });
+    expect(run.code).toBe(1);
+    expect(isAncestor(r, goodTip, "main")).toBe(true);
+    const after = tip(r, "main");
+    expect(after).not.toBe(before);
+    expect(run.json.error.message).not.toContain("Nothing landed:");
+    expect(run.json.error.message).toContain(`Nothing of ${bad.id} landed`);
+    expect(run.json.error.message).toContain(
+      `main did move meanwhile, ${before.slice(0, 8)} → ${after.slice(0, 8)}`,
+    );
+    // Nothing of the rejected berth changed.
+    expect(tip(r, bad.branch)).toBe(badTip);
+    expect(isAncestor(r, badTip, "main")).toBe(false);
+  });
 });

@@ -1,7 +1,8 @@
 import type { Context } from "../../context.js";
+import { resolveCommit } from "../../git/refs.js";
 import type { QueueEntry } from "../../io/queue-store.js";
 import type { ResultError, VerbResult } from "../../result.js";
-import { commandSequence, shellCommand } from "../../text.js";
+import { commandSequence, shellCommand, shortOid } from "../../text.js";
 import {
   type AcceptApplyOptions,
   type AcceptData,
@@ -129,8 +130,18 @@ export async function landSubmitted(
     steps: result?.steps ?? [],
     hints: result?.hints ?? [],
     ...(result?.interrupted ? { interrupted: true } : {}),
-    error: rejectionError(plan, entry, data.gate),
+    error: rejectionError(plan, entry, data.gate, await trunkMoveSincePlan(plan)),
   };
+}
+
+/**
+ * The trunk's tip now, when it has moved since the plan: draining the queue
+ * for its own entry, this run (or another lander) may have landed others'.
+ */
+async function trunkMoveSincePlan(plan: AcceptPlan): Promise<string | null> {
+  const { trunk } = plan.data;
+  const now = await resolveCommit(plan.repo.mainPath, `refs/heads/${trunk.name}`);
+  return now === trunk.old ? null : now;
 }
 
 /**
@@ -139,10 +150,23 @@ export async function landSubmitted(
  * spec section 4); a red gate on the berth's own tip, landing by
  * fast-forward, is accept's own `gate_failed`, as without a queue.
  */
-function rejectionError(plan: AcceptPlan, entry: QueueEntry, gate: GateData | null): ResultError {
+function rejectionError(
+  plan: AcceptPlan,
+  entry: QueueEntry,
+  gate: GateData | null,
+  trunkMovedTo: string | null,
+): ResultError {
   const { data } = plan;
   const trunk = data.trunk.name;
-  const unchanged = `Nothing landed: ${trunk}, ${data.id}, its branch and its receipt are unchanged.`;
+  // Not "nothing landed" when other entries landed meanwhile: the trunk is not what it was.
+  const otherLandings =
+    trunkMovedTo === null
+      ? ""
+      : ` ${trunk} did move meanwhile, ${shortOid(data.trunk.old)} → ${shortOid(trunkMovedTo)}: the queue landed other entries (berth queue lists them).`;
+  const unchanged =
+    trunkMovedTo === null
+      ? `Nothing landed: ${trunk}, ${data.id}, its branch and its receipt are unchanged.`
+      : `Nothing of ${data.id} landed: it, its branch and its receipt are unchanged.${otherLandings}`;
   // A clause of the message: a reason that is a sentence of its own loses its full stop.
   const reason = (entry.reason ?? entry.state).replace(/\.$/, "");
   if (entry.state === "rejected" && entry.leftover) {
@@ -183,7 +207,7 @@ function rejectionError(plan: AcceptPlan, entry: QueueEntry, gate: GateData | nu
       return {
         code: "moved",
         // Its branch may be what moved: berth changed nothing, but not everything is as it was.
-        message: `The landing queue rejected ${data.id}: ${reason}. Nothing landed, and berth changed nothing of ${data.id}.`,
+        message: `The landing queue rejected ${data.id}: ${reason}. ${trunkMovedTo === null ? "Nothing landed" : `Nothing of ${data.id} landed`}, and berth changed nothing of ${data.id}.${otherLandings}`,
         next: shellCommand(["berth", "accept", data.id]),
       };
     default:
