@@ -9,10 +9,10 @@ import {
   type Snapshot,
   type WorktreeRow,
 } from "./snapshot.js";
-import { PREFIX, RED_FILE, TRUNK, type World } from "./world.js";
+import { PREFIX, type QueueRow, RED_FILE, TRUNK, type World } from "./world.js";
 
 /**
- * The safety invariants of spec section 9 (1-5), checked after every verb
+ * The safety invariants of spec section 9 (1-5, 7-9 and 11), checked after every verb
  * against the snapshot taken before it, plus what the spec says each verb
  * must or must not do to the fleet (the "model" checks). Each violation names
  * the invariant it breaks.
@@ -23,6 +23,8 @@ export interface StepFacts {
   mainTrackedDirty: boolean;
   /** Every file of the main checkout (tracked, untracked, ignored) before the verb. */
   mainFiles: Map<string, string>;
+  /** The landing queue's entries before the verb. */
+  queueBefore: QueueRow[];
 }
 
 export interface StepCheck {
@@ -35,6 +37,11 @@ const RECOVERY = "refs/berth/recovery/";
 const LANDING_NOTES = "refs/notes/berth-landings";
 /** Codes after which something may have changed (the verb says how far it got). */
 const CHANGING_CODES = new Set(["partial", "teardown_failed"]);
+
+/** The verbs that land: accept drains the queue until its own entry is decided, queue run all of it. */
+function lands(op: VerbOp): boolean {
+  return op.kind === "accept" || op.kind === "queue-run";
+}
 
 export function checkStep(
   world: World,
@@ -105,14 +112,14 @@ export function checkStep(
     }
   }
 
-  // Invariant 3: the trunk moves only by accept, only forward, only to a commit the gate proved.
+  // Invariant 3: the trunk moves only by a landing, only forward, only to a commit the gate proved.
   if (before.trunkTip !== after.trunkTip) {
-    if (op.kind !== "accept") {
+    if (!lands(op)) {
       v.push(
         `[invariant 3] the trunk moved from ${short(before.trunkTip)} to ${short(after.trunkTip)} by ${op.kind}`,
       );
     } else if (after.trunkTip === null) {
-      v.push("[invariant 3] accept deleted the trunk");
+      v.push(`[invariant 3] ${op.kind} deleted the trunk`);
     } else {
       if (before.trunkTip !== null && !isAncestorIn(after.graph, before.trunkTip, after.trunkTip)) {
         v.push(
@@ -146,7 +153,7 @@ export function checkStep(
     } else if (now !== tip) {
       const movedHere =
         (op.kind === "update" && worktreeAt(before, op.cwd)?.branch === branch) ||
-        (op.kind === "accept" && branch === TRUNK);
+        (lands(op) && branch === TRUNK);
       if (!movedHere)
         v.push(`[refs] ${op.kind} moved ${branch} from ${short(tip)} to ${short(now)}`);
       else if (!isAncestorIn(after.graph, tip, now))
@@ -156,8 +163,8 @@ export function checkStep(
   for (const [ref, oid] of before.refs) {
     if (ref.startsWith("refs/heads/") || ref.startsWith(RECOVERY)) continue;
     const now = after.refs.get(ref);
-    // A landing appends its note (docs/decisions/0019): accept may move the notes ref, never delete it.
-    if (ref === LANDING_NOTES && op.kind === "accept" && now !== undefined) continue;
+    // A landing appends its note (docs/decisions/0019): it may move the notes ref, never delete it.
+    if (ref === LANDING_NOTES && lands(op) && now !== undefined) continue;
     if (now !== oid) v.push(`[refs] ${op.kind} changed or deleted ${ref}`);
   }
 
@@ -199,18 +206,31 @@ export function checkStep(
 
   // Refusals change nothing.
   const refused = !outcome.ok && outcome.code !== null && !CHANGING_CODES.has(outcome.code);
-  const saysUnchanged = outcome.nothingChanged === true || (op.kind === "accept" && refused);
+  // An accept drains the queue for its own entry: entries queued before it may land though it is refused.
+  const othersQueued =
+    op.kind === "accept" &&
+    facts.queueBefore.some(
+      (e) => e.state === "queued" && e.id !== acceptSubject(op, before)?.markerId,
+    );
+  const saysUnchanged =
+    outcome.nothingChanged === true || (op.kind === "accept" && refused && !othersQueued);
+  if (refused && before.trunkTip !== after.trunkTip && /Nothing landed/.test(outcome.message ?? ""))
+    v.push(
+      `[honest refusals] ${op.kind} says nothing landed, but the trunk moved: ${outcome.message}`,
+    );
   if (saysUnchanged && fingerprint(before) !== fingerprint(after)) {
     v.push(`[refusals change nothing] ${op.kind} refused (${outcome.code}) but the fleet changed`);
   }
   if (op.kind === "status" && fingerprint(before) !== fingerprint(after)) {
     v.push("[status observes] status changed the fleet");
   }
+  const queue = checkQueue(world, op, outcome, before, after, facts);
+  v.push(...queue.violations);
 
   v.push(...checkMainCheckout(world, op, before, after, facts));
   v.push(...checkGateDefinition(world, op, before, after));
   v.push(...checkHandState(world, op, outcome, before, after, trunkBefore));
-  v.push(...checkRemovals(world, op, before, after, trunkBefore, recovered));
+  v.push(...checkRemovals(world, op, before, after, trunkBefore, recovered, queue.landedIds));
   v.push(...checkVerb(world, op, outcome, before, after, facts, trunkBefore, newRecovery));
   return { violations: v, commitsChecked: mustHold.size };
 }
@@ -232,7 +252,7 @@ function checkMainCheckout(
   const v: string[] = [];
   const now = world.mainFiles();
   let allowed = new Set<string>();
-  if (op.kind === "accept" && before.trunkTip !== null && after.trunkTip !== before.trunkTip) {
+  if (lands(op) && before.trunkTip !== null && after.trunkTip !== before.trunkTip) {
     const diff = world.git(world.mainPath, [
       "diff",
       "--no-renames",
@@ -284,15 +304,14 @@ function checkGateDefinition(
   before: Snapshot,
   after: Snapshot,
 ): string[] {
-  if (op.kind !== "accept" || after.trunkTip === null || after.trunkTip === before.trunkTip)
-    return [];
+  if (!lands(op) || after.trunkTip === null || after.trunkTip === before.trunkTip) return [];
   const v: string[] = [];
   const tree = world.git(world.mainPath, ["rev-parse", `${after.trunkTip}^{tree}`]).trim();
   const passed = world.provedUnderCurrentGate().get(tree) ?? new Set<string>();
   for (const check of world.gate) {
     if (!passed.has(check.name)) {
       v.push(
-        `[invariant 8] accept landed ${short(after.trunkTip)} (tree ${short(tree)}) though check ${check.name} never passed on it under the gate declared now ${JSON.stringify(world.gate)}`,
+        `[invariant 8] ${op.kind} landed ${short(after.trunkTip)} (tree ${short(tree)}) though check ${check.name} never passed on it under the gate declared now ${JSON.stringify(world.gate)}`,
       );
     }
   }
@@ -303,7 +322,7 @@ function checkGateDefinition(
     .filter(Boolean);
   if (present.length > 0) {
     v.push(
-      `[invariant 8] accept landed ${short(after.trunkTip)}, on which the declared gate is red (${present.join(", ")} present)`,
+      `[invariant 8] ${op.kind} landed ${short(after.trunkTip)}, on which the declared gate is red (${present.join(", ")} present)`,
     );
   }
   return v;
@@ -406,10 +425,13 @@ function checkRemovals(
   trunkBefore: Set<string>,
   /** The tip is integrated work that a new recovery ref holds (spec section 13). */
   recovered: (tip: string) => boolean,
+  /** Berths whose queue entry this verb landed, with leave to tear them down. */
+  queueLanded: ReadonlySet<string>,
 ): string[] {
   const v: string[] = [];
   const branchesBefore = branchesOf(before);
   const branchesAfter = branchesOf(after);
+  const trunkAfter = onTrunk(after);
   for (const w of before.worktrees) {
     if (after.worktrees.some((x) => x.path === w.path)) continue;
     const name = w.markerId ?? w.path;
@@ -424,6 +446,12 @@ function checkRemovals(
         ? (op.subject ?? (op.kind === "accept" ? op.cwd : null))
         : null;
     if ((op.kind === "drop" || op.kind === "accept") && subject === w.path) continue;
+    // A landing tears down each berth whose entry it landed; a --no-wait accept of a berth
+    // already on the trunk finishes it (no entry: nothing is left to land).
+    const onTrunkNow = w.head !== null && trunkAfter.has(w.head);
+    if (lands(op) && w.markerId !== null && queueLanded.has(w.markerId) && onTrunkNow) continue;
+    if (op.kind === "submit" && op.subject === w.path && w.head !== null && trunkBefore.has(w.head))
+      continue;
     if (op.kind !== "prune") {
       v.push(`[removals] ${op.kind} removed ${name}, which it does not act on`);
       continue;
@@ -459,6 +487,89 @@ function checkRemovals(
 }
 
 /**
+ * The landing queue (spec section 11, invariant 11), from its entry files and
+ * the model's own record of who let what land (`noteAuthority`): only a
+ * landing lands an entry; an entry recorded landed has its tip on the trunk;
+ * only a tip a person confirmed or approved (or a grant covered) lands for
+ * itself, and another landing that carries an unapproved tip onto the trunk
+ * records it `contained` and leaves its berth to prune; when the verb has
+ * returned no entry is left half-landed (integrating or gating: no lander is
+ * at work); approving or withdrawing an entry changes no ref or checkout.
+ * Returns the berths whose entry this verb landed, which it may tear down.
+ */
+function checkQueue(
+  world: World,
+  op: VerbOp,
+  outcome: VerbOutcome,
+  before: Snapshot,
+  after: Snapshot,
+  facts: StepFacts,
+): { violations: string[]; landedIds: Set<string> } {
+  const v: string[] = [];
+  noteAuthority(world, op, outcome, before, facts);
+  const landedIds = new Set<string>();
+  const was = new Map(facts.queueBefore.map((e) => [e.seq, e]));
+  const trunkAfter = onTrunk(after);
+  for (const e of world.queue()) {
+    if (e.state === "integrating" || e.state === "gating")
+      v.push(`[invariant 7] ${op.kind} returned with entry ${e.seq} (${e.id}) left ${e.state}`);
+    if (e.state !== "landed" || was.get(e.seq)?.state === "landed") continue;
+    if (!lands(op)) v.push(`[queue] ${op.kind} recorded entry ${e.seq} (${e.id}) landed`);
+    if (!trunkAfter.has(e.tip))
+      v.push(
+        `[queue] entry ${e.seq} (${e.id}) is recorded landed, but its tip ${short(e.tip)} is not on the trunk`,
+      );
+    const allowed = world.authorized.get(e.id) === e.tip;
+    if (!allowed && e.via !== "contained")
+      v.push(
+        `[queue] ${op.kind} landed entry ${e.seq} (${e.id}) at ${short(e.tip)} (${e.via}), which no person confirmed or approved`,
+      );
+    if (allowed) landedIds.add(e.id);
+  }
+  if (
+    (op.kind === "queue-approve" || op.kind === "queue-withdraw") &&
+    fingerprint(before) !== fingerprint(after)
+  )
+    v.push(`[queue] ${op.kind} changed the fleet (${outcome.code ?? "ok"})`);
+  return { violations: v, landedIds };
+}
+
+/**
+ * The model's record of authority (spec section 11), kept from the verbs
+ * alone: a person's `accept --yes` confirms the berth's tip; `queue approve`
+ * approves an open entry's tip, or (no entry) grants the next submission; an
+ * agent's submission keeps a confirmation only for the tip it was given at
+ * (decision 0069); a withdrawal ends it.
+ */
+function noteAuthority(
+  world: World,
+  op: VerbOp,
+  outcome: VerbOutcome,
+  before: Snapshot,
+  facts: StepFacts,
+): void {
+  const headOf = (path: string | null) =>
+    (path === null ? undefined : worktreeAt(before, path))?.head ?? null;
+  if (op.kind === "accept") {
+    const w = acceptSubject(op, before);
+    if (w?.markerId) world.authorized.set(w.markerId, w.head);
+  } else if (op.kind === "submit" && outcome.ok) {
+    const granted = world.grants.delete(op.target);
+    const tip = headOf(op.subject);
+    if (op.approved || granted) world.authorized.set(op.target, tip);
+    else if (world.authorized.get(op.target) !== tip) world.authorized.delete(op.target);
+  } else if (op.kind === "queue-approve" && outcome.ok) {
+    const open = facts.queueBefore.find(
+      (e) => e.id === op.target && (e.state === "queued" || e.state === "awaiting_approval"),
+    );
+    if (open === undefined) world.grants.add(op.target);
+    else world.authorized.set(open.id, open.tip);
+  } else if (op.kind === "queue-withdraw" && outcome.ok) {
+    world.authorized.delete(op.target);
+  }
+}
+
+/**
  * The model's own reading of "integrated" (spec section 13), from git alone:
  * the tip's tree is the trunk's, or merging the tip into the trunk writes the
  * trunk's own tree (a conflict is never integrated). Memoised per step.
@@ -484,6 +595,15 @@ function integratedJudge(world: World, trunkTip: string | null): (tip: string) =
     }
     return known;
   };
+}
+
+/** The checkout an accept names, when it names one. */
+function acceptSubject(
+  op: Extract<VerbOp, { kind: "accept" }>,
+  before: Snapshot,
+): WorktreeRow | undefined {
+  const path = op.subject ?? (op.target === undefined ? op.cwd : null);
+  return path === null ? undefined : worktreeAt(before, path);
 }
 
 function checkVerb(
@@ -568,8 +688,10 @@ function checkVerb(
         if (stillThere(w.path)) v.push(`[accept] said done but ${w.path} is still registered`);
         if (w.branch?.startsWith(PREFIX) && branchesOf(after).has(w.branch))
           v.push(`[accept] said done but kept ${w.branch}`);
+        // Entries queued before it may land with it (a batch) or first: then it is merged too.
+        const others = facts.queueBefore.some((e) => e.state === "queued" && e.id !== w.markerId);
         const landedAs =
-          throughIntegration && after.trunkTip !== null && w.head !== null
+          (throughIntegration || others) && after.trunkTip !== null && w.head !== null
             ? isAncestorIn(after.graph, w.head, after.trunkTip)
             : after.trunkTip === w.head;
         if (w.head !== null && !trunkBefore.has(w.head) && !landedAs) {

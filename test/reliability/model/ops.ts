@@ -82,7 +82,16 @@ export type VerbOp =
       raced?: string | undefined;
     }
   | { kind: "setup"; cwd: string }
-  | { kind: "teardown"; cwd: string };
+  | { kind: "teardown"; cwd: string }
+  /**
+   * `berth accept <berth> --no-wait`: submitted to the landing queue, not
+   * drained. A person's (`--yes`) is queued; an agent's, without a grant,
+   * awaits approval.
+   */
+  | { kind: "submit"; target: string; subject: string | null; approved: boolean }
+  | { kind: "queue-run" }
+  | { kind: "queue-approve"; target: string }
+  | { kind: "queue-withdraw"; target: string };
 
 export type Op = WorldOp | VerbOp;
 
@@ -96,6 +105,10 @@ const VERBS: ReadonlySet<string> = new Set([
   "drop",
   "setup",
   "teardown",
+  "submit",
+  "queue-run",
+  "queue-approve",
+  "queue-withdraw",
 ]);
 
 export function isVerb(op: Op): op is VerbOp {
@@ -700,6 +713,17 @@ async function runInProcess(
         ctx,
         { yes: true },
       );
+    case "submit":
+      return (await import("../../../src/commands/accept.js")).acceptCommand(ctx, op.target, {
+        yes: op.approved,
+        wait: false,
+      });
+    case "queue-run":
+      return (await import("../../../src/commands/queue.js")).queueRunCommand(ctx);
+    case "queue-approve":
+      return (await import("../../../src/commands/queue.js")).queueApproveCommand(ctx, op.target);
+    case "queue-withdraw":
+      return (await import("../../../src/commands/queue.js")).queueWithdrawCommand(ctx, op.target);
   }
 }
 
@@ -725,6 +749,13 @@ export function describeOp(op: Op): string {
       return `berth accept${q(op.target)} --yes  (in ${op.cwd})`;
     case "prune":
       return `berth worktree prune${op.contained ? " --contained" : ""}${op.yes ? " --yes" : ""}`;
+    case "submit":
+      return `berth accept ${op.target} --no-wait${op.approved ? " --yes" : ""}`;
+    case "queue-run":
+      return "berth queue run";
+    case "queue-approve":
+    case "queue-withdraw":
+      return `berth queue ${op.kind.slice("queue-".length)} ${op.target}`;
     case "drop":
       return `berth worktree drop ${op.target}${op.force ? " --force" : ""}${op.yes ? " --yes" : ""}${op.raced ? `  (${op.raced} written after the plan)` : ""}`;
     default:

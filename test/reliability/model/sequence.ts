@@ -15,7 +15,7 @@ import {
 } from "./ops.js";
 import { Prng } from "./prng.js";
 import { branchesOf, fileView, gitView, type Snapshot } from "./snapshot.js";
-import { randomConfig, World } from "./world.js";
+import { type QueueRow, randomConfig, World } from "./world.js";
 
 /**
  * One random history. First a random fleet is built with the verbs
@@ -79,12 +79,16 @@ export async function runSequence(
   options: SequenceOptions = {},
 ): Promise<SequenceReport> {
   const rng = new Prng(seed);
+  // The queue's choices have a generator of their own: a sequence without a queue
+  // episode draws what the same seed drew before the queue was modelled.
+  const queueRng = new Prng((seed ^ 0x51ed270b) >>> 0);
   const started = performance.now();
-  const world = new World(randomConfig(rng));
-  const run = new SequenceRun(rng, world, options);
+  const world = new World({ ...randomConfig(rng), batch: queueRng.pick([1, 1, 2, 3]) });
+  const run = new SequenceRun(rng, world, options, queueRng);
   run.stats.ms.setup = Math.round(performance.now() - started);
   try {
     await run.buildFleet();
+    if (queueRng.chance(0.4)) await run.queueEpisode();
     await run.wander();
     run.crossCheck();
   } catch (error) {
@@ -109,6 +113,7 @@ class SequenceRun {
     private readonly rng: Prng,
     private readonly world: World,
     private readonly options: SequenceOptions,
+    private readonly queueRng: Prng,
   ) {
     this.log = [`config ${JSON.stringify(world.config)}`];
     this.before = this.time("snapshot", () => world.snapshot());
@@ -170,6 +175,7 @@ class SequenceRun {
     const world = this.world;
     const facts = {
       mainFiles: this.time("snapshot", () => world.mainFiles()),
+      queueBefore: world.queue(),
       mainTrackedDirty:
         op.kind === "accept" &&
         world.git(world.mainPath, ["status", "--porcelain", "--untracked-files=no"]).trim() !== "",
@@ -186,6 +192,7 @@ class SequenceRun {
     const flags = `${op.kind === "prune" && op.contained ? " --contained" : ""}${op.kind === "drop" && op.force ? " --force" : ""}${op.kind === "drop" && op.raced ? " (edited after the plan)" : ""}`;
     this.add(this.stats.byCode, `${op.kind}${flags}: ${code}`);
     this.countEvents(before, after);
+    this.countEntries(facts.queueBefore, world.queue());
     const why =
       outcome.message === null ? "" : `: ${outcome.message.split("\n")[0]?.slice(0, 160)}`;
     this.log.push(`${describeOp(op)} -> ${code}${why}`);
@@ -198,6 +205,17 @@ class SequenceRun {
       if (!after.worktrees.some((x) => x.path === w.path && x.folder)) world.forget(w.path);
     }
     return outcome;
+  }
+
+  /** Queue entries the verb decided: "entries landed (integration)", "entries rejected", ... */
+  private countEntries(before: QueueRow[], after: QueueRow[]): void {
+    const was = new Map(before.map((e) => [e.seq, e.state]));
+    for (const e of after) {
+      if (was.get(e.seq) === e.state || !["landed", "rejected", "withdrawn"].includes(e.state))
+        continue;
+      const how = e.state === "landed" ? ` (${e.via})` : "";
+      this.add(this.stats.events, `entries ${e.state}${how}`);
+    }
   }
 
   private countEvents(before: Snapshot, after: Snapshot): void {
@@ -325,6 +343,71 @@ class SequenceRun {
     if (live().length > 1 && rng.chance(0.08)) this.hand({ kind: "remove-folder", path: some() });
     if (rng.chance(0.08)) this.hand({ kind: "foreign", branch: `manual-${world.next()}` });
     if (rng.chance(0.25)) await this.verb({ kind: "prune", contained: true, yes: true });
+  }
+
+  /**
+   * The landing queue (spec section 11), which the wander's accepts use one
+   * entry at a time: a few berths submitted with `--no-wait` (a person's,
+   * queued; an agent's, awaiting approval); while they wait, the trunk moves,
+   * a submitted berth gets a commit or an edit, the gate is redefined, a
+   * destroy starts failing, entries are approved or withdrawn, a grant is
+   * given; then one lander drains them (`queue run`, or another berth's
+   * accept), in batches when `[acceptance].batch` says so, or none does and
+   * the wander's verbs meet the waiting entries.
+   */
+  async queueEpisode(): Promise<void> {
+    const q = this.queueRng;
+    const berths = () =>
+      liveBerths(this.current()).filter((w) => w.branch !== null && w.markerId !== null);
+    const pool = berths();
+    const submitted: { id: string; path: string }[] = [];
+    for (let n = Math.min(pool.length, q.int(1, 3)); n > 0; n--) {
+      const [w] = pool.splice(q.int(0, pool.length - 1), 1);
+      if (!w?.markerId) continue;
+      const approved = q.chance(0.7);
+      await this.verb({ kind: "submit", target: w.markerId, subject: w.path, approved });
+      submitted.push({ id: w.markerId, path: w.path });
+    }
+    if (submitted.length === 0) return;
+    for (let k = q.int(0, 3); k > 0; k--) {
+      const { id, path } = q.pick(submitted);
+      const alive = liveBerths(this.current()).some((w) => w.path === path);
+      const others = berths().filter((w) => !submitted.some((s) => s.path === w.path));
+      const change = q.weighted({
+        trunk: 3,
+        commit: alive ? 1.5 : 0,
+        dirty: alive ? 1.5 : 0,
+        gate: 1,
+        fault: 1,
+        approve: 2.5,
+        withdraw: 1,
+        grant: others.length > 0 ? 0.7 : 0,
+      });
+      if (change === "trunk")
+        this.hand({ kind: "commit-trunk", file: q.pick(["t1.txt", "shared.txt", "f1.txt"]) });
+      else if (change === "commit")
+        this.hand({ kind: "commit", path, mode: q.pick(["all", "fail"] as const), file: "f2.txt" });
+      else if (change === "dirty")
+        this.hand({ kind: "dirty", path, mode: "untracked", file: q.pick(["u1.txt", "u2.txt"]) });
+      else if (change === "gate") this.hand({ kind: "redefine-gate", change: "alter-timeout" });
+      else if (change === "fault")
+        this.hand({
+          kind: "fault",
+          fault: "fail-destroy",
+          on: !this.world.faults.has("fail-destroy"),
+        });
+      else if (change === "approve") await this.verb({ kind: "queue-approve", target: id });
+      else if (change === "withdraw") await this.verb({ kind: "queue-withdraw", target: id });
+      else await this.verb({ kind: "queue-approve", target: q.pick(others).markerId as string });
+    }
+    const lander = q.weighted({ run: 4, accept: 1.5, none: 1 });
+    const others = berths().filter((w) => !submitted.some((s) => s.path === w.path));
+    if (lander === "accept" && others.length > 0) {
+      const w = q.pick(others);
+      const target = w.markerId as string;
+      await this.verb({ kind: "accept", cwd: this.world.mainPath, target, subject: w.path });
+    } else if (lander !== "none") await this.verb({ kind: "queue-run" });
+    if (q.chance(0.25)) await this.verb({ kind: "queue-run" });
   }
 
   /** Often, a verb aimed right at a berth just put in a new state (else the wander may miss it). */

@@ -3,7 +3,7 @@ import { sequenceSeed } from "./prng.js";
 import { emptyStats, runSequence, type SequenceStats } from "./sequence.js";
 
 /**
- * The model-based suite (spec section 9, invariants 1-5), split into shards
+ * The model-based suite (spec section 9: invariants 1-5, 7-9 and 11), split into shards
  * so that vitest runs them side by side. See docs/reliability.md.
  *
  *   BERTH_FUZZ_SEED=<n>     replay one sequence (every shard runs just that one)

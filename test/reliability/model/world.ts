@@ -35,6 +35,8 @@ export interface WorldConfig {
   portSpan: number;
   /** The gate's checks as first declared (hand changes rewrite them later). */
   gate: GateCheck[];
+  /** `[acceptance].batch`: how many queued entries one integration lands (1 is the default). */
+  batch: number;
 }
 
 /**
@@ -110,6 +112,8 @@ export function configText(config: WorldConfig, gate: GateCheck[] = config.gate)
     );
   }
   lines.push("[gate]", gateLine(gate), "");
+  // Written only when it is not the default, so a batch-1 world's berth.toml is what it was.
+  if (config.batch > 1) lines.push("[acceptance]", `batch = ${config.batch}`, "");
   return lines.join("\n");
 }
 
@@ -127,6 +131,7 @@ export function randomConfig(rng: Prng): WorldConfig {
     setupStep: rng.chance(0.3),
     portSpan: rng.pick([3, 16, 2000]),
     gate,
+    batch: 1,
   };
 }
 
@@ -171,6 +176,19 @@ export const MAIN_IGNORED: Record<string, string> = {
   "var/cache/data.txt": "the main checkout's cache\n",
 };
 
+/** One landing-queue entry, as the model reads it. */
+export interface QueueRow {
+  seq: number;
+  id: string;
+  /** The tip submitted: what the entry lands. */
+  tip: string;
+  state: string;
+  /** null: no one has let it land (an agent's submission awaiting approval). */
+  authority: string | null;
+  /** How it landed, once landed. */
+  via: string | null;
+}
+
 /** A file a sequence changed by hand and did not commit: its content, or null for a deletion. */
 export type DirtyFiles = Map<string, string | null>;
 
@@ -198,6 +216,10 @@ export class World {
   /** The gate as declared now, and which definition each stretch of gate.log ran under. */
   gate: GateCheck[];
   readonly gateEras: { fromLine: number; key: string }[];
+  /** The tip a person confirmed or approved for landing, per berth id (the queue's authority). */
+  readonly authorized = new Map<string, string | null>();
+  /** Berths granted "land when green" before they were submitted. */
+  readonly grants = new Set<string>();
   /** How much of FUZZ_DIR/destroys the invariants have read. */
   destroysRead = 0;
   private counter = 0;
@@ -236,6 +258,29 @@ export class World {
 
   snapshot(): Snapshot {
     return takeSnapshot(this.place, this.graph);
+  }
+
+  /**
+   * The landing queue's entries as their files say, in order: read by the
+   * model itself (not berth's reader), so the queue's claims can be judged.
+   */
+  queue(): QueueRow[] {
+    const dir = join(this.place.commonDir, "berth", "queue");
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir)
+      .filter((name) => /^\d+\.json$/.test(name))
+      .sort()
+      .map((name) => {
+        const e = JSON.parse(readFileSync(join(dir, name), "utf8"));
+        return {
+          seq: e.seq,
+          id: e.id,
+          tip: e.tip,
+          state: e.state,
+          authority: e.authority,
+          via: e.landed?.via ?? null,
+        };
+      });
   }
 
   next(): number {
