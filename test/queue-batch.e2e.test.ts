@@ -125,4 +125,29 @@ describe("batches", () => {
     expect(tip(r, bad.branch)).toBe(badTip);
     expect(isAncestor(r, badTip, "main")).toBe(false);
   });
+
+  it("an accept stopped by a refusal after its drain landed the entry ahead of it does not say nothing changed", async () => {
+    // Two ports, and a destroy that fails: the first berth lands but keeps its port, so the
+    // integration checkout the second needs finds no free one.
+    const config =
+      '[worktree]\nport_span = 2\n\n[worktree.resources.db]\ncreate = "true"\ndestroy = "exit 1"\n';
+    const fx = queueFixture(config);
+    repo = fx.repo;
+    const { env } = fx;
+    const r = repo;
+    const first = await berthWith(r, env, "first", { "first.txt": "1\n" });
+    const second = await berthWith(r, env, "second", { "second.txt": "2\n" });
+    await runBerth(["accept", first.id, "--no-wait", "--yes"], { cwd: r.path, env });
+    const before = tip(r, "main");
+
+    const run = await runBerth(["accept", second.id, "--yes"], { cwd: r.path, env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("port band may be full");
+    const after = tip(r, "main");
+    expect(after).not.toBe(before);
+    expect(run.stderr).not.toContain("Nothing changed");
+    expect(run.stderr).toContain(`main moved ${before.slice(0, 8)} → ${after.slice(0, 8)}`);
+    const text = await runBerth(["queue"], { cwd: r.path, env });
+    expect(text.stdout).toMatch(/second-\S+ +\S+ +rejected/);
+  });
 });

@@ -1,5 +1,4 @@
 import type { Context } from "../../context.js";
-import { resolveCommit } from "../../git/refs.js";
 import type { QueueEntry } from "../../io/queue-store.js";
 import type { ResultError, VerbResult } from "../../result.js";
 import { commandSequence, shellCommand, shortOid } from "../../text.js";
@@ -12,7 +11,7 @@ import {
 import type { GateData } from "./gate.js";
 import { landUntilDecided, submitEntry } from "./queue.js";
 import { leftoverSentence } from "./queue-discard.js";
-import { settleAbandonedEntry } from "./queue-drain.js";
+import { sayingTheTrunkMoved, settleAbandonedEntry, trunkMovedFrom } from "./queue-drain.js";
 import { type QueueEntryView, viewEntry } from "./queue-entries.js";
 
 /**
@@ -116,7 +115,11 @@ export async function landSubmitted(
     }
     return { ok: true, verb: "accept", data, steps: [], hints: [] };
   }
-  if (entry.state === "rejected" && error !== undefined && result === undefined) throw error;
+  const trunk = plan.data.trunk;
+  const movedTo = await trunkMovedFrom(plan.repo, trunk.name, trunk.old);
+  if (entry.state === "rejected" && error !== undefined && result === undefined) {
+    throw sayingTheTrunkMoved(error, trunk.name, trunk.old, movedTo);
+  }
   const data: AcceptData = {
     ...plan.data,
     gate: result?.data?.gate ?? null,
@@ -130,18 +133,8 @@ export async function landSubmitted(
     steps: result?.steps ?? [],
     hints: result?.hints ?? [],
     ...(result?.interrupted ? { interrupted: true } : {}),
-    error: rejectionError(plan, entry, data.gate, await trunkMoveSincePlan(plan)),
+    error: rejectionError(plan, entry, data.gate, movedTo),
   };
-}
-
-/**
- * The trunk's tip now, when it has moved since the plan: draining the queue
- * for its own entry, this run (or another lander) may have landed others'.
- */
-async function trunkMoveSincePlan(plan: AcceptPlan): Promise<string | null> {
-  const { trunk } = plan.data;
-  const now = await resolveCommit(plan.repo.mainPath, `refs/heads/${trunk.name}`);
-  return now === trunk.old ? null : now;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   readQueue,
 } from "../../io/queue-store.js";
 import { readLandingRecords } from "../../io/unfinished-landing.js";
+import { shortOid } from "../../text.js";
 import { surveyFleet } from "../fleet/survey.js";
 import { fetchRemoteTrunk } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
@@ -102,24 +103,57 @@ export async function drainQueue(
   const lander = landerFor(ctx, repo, options, results);
   const trunk = await trunkName(repo);
   const commonDir = repo.location.commonDir;
-  await recover(lander, trunk);
-  // An interrupt stops the drain: what it was landing went back in the queue (or was withdrawn).
-  while (options.signal?.aborted !== true) {
-    const entries = await readQueue(commonDir);
-    const own = entries.find((e) => e.seq === lander.own);
-    if (own !== undefined && isFinal(own)) break;
-    const ready = entries.filter((e) => e.state === "queued" && e.authority !== null);
-    if (ready.length === 0) break;
-    // Without the queue's integrations every landing is one berth's fast-forward.
-    const batch = repo.config.acceptance.queue ? repo.config.acceptance.batch : 1;
-    const group = ready.slice(0, Math.max(1, batch));
-    await landGroup(lander, group, trunk);
+  const startTip = await resolveCommit(repo.mainPath, `refs/heads/${trunk}`);
+  try {
+    await recover(lander, trunk);
+    // An interrupt stops the drain: what it was landing went back in the queue (or was withdrawn).
+    while (options.signal?.aborted !== true) {
+      const entries = await readQueue(commonDir);
+      const own = entries.find((e) => e.seq === lander.own);
+      if (own !== undefined && isFinal(own)) break;
+      const ready = entries.filter((e) => e.state === "queued" && e.authority !== null);
+      if (ready.length === 0) break;
+      // Without the queue's integrations every landing is one berth's fast-forward.
+      const batch = repo.config.acceptance.queue ? repo.config.acceptance.batch : 1;
+      const group = ready.slice(0, Math.max(1, batch));
+      await landGroup(lander, group, trunk);
+    }
+    await settleCarried(lander, trunk);
+  } catch (error) {
+    throw sayingTheTrunkMoved(error, trunk, startTip, await trunkMovedFrom(repo, trunk, startTip));
   }
-  await settleCarried(lander, trunk);
   // What this lander wrote, not every entry final since it began: another process may withdraw one.
   const now = new Map((await readQueue(commonDir)).map((e) => [e.seq, e]));
   const decided = [...lander.decided].flatMap((seq) => now.get(seq) ?? []);
   return { decided, gate_runs: lander.gateRuns };
+}
+
+/** The trunk's tip now, when it has moved from `from` (null when it has not). */
+export async function trunkMovedFrom(
+  repo: Repository,
+  trunk: string,
+  from: string | null,
+): Promise<string | null> {
+  const now = await resolveCommit(repo.mainPath, `refs/heads/${trunk}`).catch(() => from);
+  return now === from ? null : now;
+}
+
+/**
+ * A refusal that comes after a drain landed entries: the trunk is not what
+ * it was, so it must not say that nothing changed.
+ */
+export function sayingTheTrunkMoved(
+  error: unknown,
+  trunk: string,
+  from: string | null,
+  to: string | null,
+): unknown {
+  if (to === null || !(error instanceof UserError) || !error.nothingChanged) return error;
+  return new UserError(
+    error.code,
+    `${error.message}\nBefore that, the queue landed other entries: ${trunk} moved ${shortOid(from)} → ${shortOid(to)} (berth queue lists them).`,
+    { next: error.next, data: error.data, plan: error.plan, cause: error, nothingChanged: false },
+  );
 }
 
 function landerFor(
