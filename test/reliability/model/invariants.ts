@@ -38,9 +38,12 @@ const LANDING_NOTES = "refs/notes/berth-landings";
 /** Codes after which something may have changed (the verb says how far it got). */
 const CHANGING_CODES = new Set(["partial", "teardown_failed"]);
 
-/** The verbs that land: accept drains the queue until its own entry is decided, queue run all of it. */
+/**
+ * The verbs that land: accept (and an agent's, when a grant lets it) drains the
+ * queue until its own entry is decided, queue run all of it.
+ */
 function lands(op: VerbOp): boolean {
-  return op.kind === "accept" || op.kind === "queue-run";
+  return op.kind === "accept" || op.kind === "queue-run" || op.kind === "agent-accept";
 }
 
 export function checkStep(
@@ -553,10 +556,11 @@ function noteAuthority(
   if (op.kind === "accept") {
     const w = acceptSubject(op, before);
     if (w?.markerId) world.authorized.set(w.markerId, w.head);
-  } else if (op.kind === "submit" && outcome.ok) {
+  } else if ((op.kind === "submit" || op.kind === "agent-accept") && submitted(world, op, facts)) {
+    // A submission takes up a grant given before it (and ends it).
     const granted = world.grants.delete(op.target);
     const tip = headOf(op.subject);
-    if (op.approved || granted) world.authorized.set(op.target, tip);
+    if ((op.kind === "submit" && op.approved) || granted) world.authorized.set(op.target, tip);
     else if (world.authorized.get(op.target) !== tip) world.authorized.delete(op.target);
   } else if (op.kind === "queue-approve" && outcome.ok) {
     const open = facts.queueBefore.find(
@@ -595,6 +599,20 @@ function integratedJudge(world: World, trunkTip: string | null): (tip: string) =
     }
     return known;
   };
+}
+
+/**
+ * Whether the verb submitted berth `op.target` to the queue: an entry of it is
+ * new or rewritten (a refusal before the queue, or the finish of a berth
+ * already landed, writes none).
+ */
+function submitted(
+  world: World,
+  op: Extract<VerbOp, { kind: "submit" | "agent-accept" }>,
+  facts: StepFacts,
+): boolean {
+  const was = new Set(facts.queueBefore.map((e) => JSON.stringify(e)));
+  return world.queue().some((e) => e.id === op.target && !was.has(JSON.stringify(e)));
 }
 
 /** The checkout an accept names, when it names one. */

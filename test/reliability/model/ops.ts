@@ -89,6 +89,8 @@ export type VerbOp =
    * awaits approval.
    */
   | { kind: "submit"; target: string; subject: string | null; approved: boolean }
+  /** The MCP `accept` tool: lands at once with a grant, else waits for approval. */
+  | { kind: "agent-accept"; target: string; subject: string | null }
   | { kind: "queue-run" }
   | { kind: "queue-approve"; target: string }
   | { kind: "queue-withdraw"; target: string };
@@ -106,6 +108,7 @@ const VERBS: ReadonlySet<string> = new Set([
   "setup",
   "teardown",
   "submit",
+  "agent-accept",
   "queue-run",
   "queue-approve",
   "queue-withdraw",
@@ -718,6 +721,8 @@ async function runInProcess(
         yes: op.approved,
         wait: false,
       });
+    case "agent-accept":
+      return (await import("../../../src/commands/accept.js")).agentAcceptCommand(ctx, op.target);
     case "queue-run":
       return (await import("../../../src/commands/queue.js")).queueRunCommand(ctx);
     case "queue-approve":
@@ -751,6 +756,8 @@ export function describeOp(op: Op): string {
       return `berth worktree prune${op.contained ? " --contained" : ""}${op.yes ? " --yes" : ""}`;
     case "submit":
       return `berth accept ${op.target} --no-wait${op.approved ? " --yes" : ""}`;
+    case "agent-accept":
+      return `[mcp] accept ${op.target}`;
     case "queue-run":
       return "berth queue run";
     case "queue-approve":

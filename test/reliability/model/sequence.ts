@@ -347,8 +347,10 @@ class SequenceRun {
 
   /**
    * The landing queue (spec section 11), which the wander's accepts use one
-   * entry at a time: a few berths submitted with `--no-wait` (a person's,
-   * queued; an agent's, awaiting approval); while they wait, the trunk moves,
+   * entry at a time: sometimes a grant ("land when green") first; a few
+   * berths submitted with `--no-wait` (a person's, queued; an agent's,
+   * awaiting approval) or by the MCP `accept` tool (awaiting approval, or
+   * landed at once when granted); while they wait, the trunk moves,
    * a submitted berth gets a commit or an edit, the gate is redefined, a
    * destroy starts failing, entries are approved or withdrawn, a grant is
    * given; then one lander drains them (`queue run`, or another berth's
@@ -360,12 +362,17 @@ class SequenceRun {
     const berths = () =>
       liveBerths(this.current()).filter((w) => w.branch !== null && w.markerId !== null);
     const pool = berths();
+    // "Land when green", given before a berth is submitted: an agent's accept of it then lands.
+    const granted = pool.length > 0 && q.chance(0.35) ? q.pick(pool).markerId : null;
+    if (granted) await this.verb({ kind: "queue-approve", target: granted });
     const submitted: { id: string; path: string }[] = [];
     for (let n = Math.min(pool.length, q.int(1, 3)); n > 0; n--) {
       const [w] = pool.splice(q.int(0, pool.length - 1), 1);
       if (!w?.markerId) continue;
-      const approved = q.chance(0.7);
-      await this.verb({ kind: "submit", target: w.markerId, subject: w.path, approved });
+      const by = q.weighted({ person: 5, agent: 2, mcp: granted === w.markerId ? 6 : 2 });
+      const target = w.markerId;
+      if (by === "mcp") await this.verb({ kind: "agent-accept", target, subject: w.path });
+      else await this.verb({ kind: "submit", target, subject: w.path, approved: by === "person" });
       submitted.push({ id: w.markerId, path: w.path });
     }
     if (submitted.length === 0) return;

@@ -187,6 +187,8 @@ export interface QueueRow {
   authority: string | null;
   /** How it landed, once landed. */
   via: string | null;
+  /** When the entry was last written. */
+  updated: string;
 }
 
 /** A file a sequence changed by hand and did not commit: its content, or null for a deletion. */
@@ -279,6 +281,7 @@ export class World {
           state: e.state,
           authority: e.authority,
           via: e.landed?.via ?? null,
+          updated: e.updated_at,
         };
       });
   }
