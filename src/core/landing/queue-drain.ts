@@ -66,13 +66,14 @@ export interface DrainReport {
   gate_runs: number;
 }
 
-async function trunkName(repo: Repository): Promise<string> {
+/** The trunk's name and its local tip (`refs/heads/<name>`). */
+async function readTrunk(repo: Repository): Promise<{ name: string; tip: string }> {
   const refs = await listRefs(repo.mainPath, TRUNK_REF_PREFIXES);
   const trunk = detectTrunk(repo.config, refs);
   if (trunk.tip === null || trunk.name === null) {
     throw new UserError("precondition_failed", "There is no trunk to land on.", {});
   }
-  return trunk.name;
+  return { name: trunk.name, tip: trunk.tip };
 }
 
 /** Takes the queue lock, waiting as long as another lander holds it (or until `stop`). */
@@ -101,9 +102,8 @@ export async function drainQueue(
   results: Lander["results"] = new Map(),
 ): Promise<DrainReport> {
   const lander = landerFor(ctx, repo, options, results);
-  const trunk = await trunkName(repo);
+  const { name: trunk, tip: startTip } = await readTrunk(repo);
   const commonDir = repo.location.commonDir;
-  const startTip = await resolveCommit(repo.mainPath, `refs/heads/${trunk}`);
   try {
     await recover(lander, trunk);
     // An interrupt stops the drain: what it was landing went back in the queue (or was withdrawn).
@@ -213,7 +213,7 @@ export async function settleAbandonedEntry(ctx: Context, repo: Repository, id: s
   const held = await acquireQueueLock(repo, "accept", async () => true);
   if (held === null) return;
   try {
-    await recover(landerFor(ctx, repo, {}), await trunkName(repo), (e) => e.id === id);
+    await recover(landerFor(ctx, repo, {}), (await readTrunk(repo)).name, (e) => e.id === id);
   } finally {
     await held.release();
   }
