@@ -9,7 +9,7 @@ import {
   type Snapshot,
   type WorktreeRow,
 } from "./snapshot.js";
-import { PREFIX, type QueueRow, RED_FILE, TRUNK, type World } from "./world.js";
+import { PREFIX, RED_FILE, TRUNK, type World } from "./world.js";
 
 /**
  * The safety invariants of spec section 9 (1-5, 7-9 and 11), checked after every verb
@@ -23,8 +23,6 @@ export interface StepFacts {
   mainTrackedDirty: boolean;
   /** Every file of the main checkout (tracked, untracked, ignored) before the verb. */
   mainFiles: Map<string, string>;
-  /** The landing queue's entries before the verb. */
-  queueBefore: QueueRow[];
 }
 
 export interface StepCheck {
@@ -212,9 +210,7 @@ export function checkStep(
   // An accept drains the queue for its own entry: entries queued before it may land though it is refused.
   const othersQueued =
     op.kind === "accept" &&
-    facts.queueBefore.some(
-      (e) => e.state === "queued" && e.id !== acceptSubject(op, before)?.markerId,
-    );
+    before.queue.some((e) => e.state === "queued" && e.id !== acceptSubject(op, before)?.markerId);
   const saysUnchanged =
     outcome.nothingChanged === true || (op.kind === "accept" && refused && !othersQueued);
   if (refused && before.trunkTip !== after.trunkTip && /Nothing landed/.test(outcome.message ?? ""))
@@ -227,7 +223,7 @@ export function checkStep(
   if (op.kind === "status" && fingerprint(before) !== fingerprint(after)) {
     v.push("[status observes] status changed the fleet");
   }
-  const queue = checkQueue(world, op, outcome, before, after, facts);
+  const queue = checkQueue(world, op, outcome, before, after);
   v.push(...queue.violations);
 
   v.push(...checkMainCheckout(world, op, before, after, facts));
@@ -506,14 +502,13 @@ function checkQueue(
   outcome: VerbOutcome,
   before: Snapshot,
   after: Snapshot,
-  facts: StepFacts,
 ): { violations: string[]; landedIds: Set<string> } {
   const v: string[] = [];
-  noteAuthority(world, op, outcome, before, facts);
+  noteAuthority(world, op, outcome, before, after);
   const landedIds = new Set<string>();
-  const was = new Map(facts.queueBefore.map((e) => [e.seq, e]));
+  const was = new Map(before.queue.map((e) => [e.seq, e]));
   const trunkAfter = onTrunk(after);
-  for (const e of world.queue()) {
+  for (const e of after.queue) {
     if (e.state === "integrating" || e.state === "gating")
       v.push(`[invariant 7] ${op.kind} returned with entry ${e.seq} (${e.id}) left ${e.state}`);
     if (e.state !== "landed" || was.get(e.seq)?.state === "landed") continue;
@@ -549,21 +544,21 @@ function noteAuthority(
   op: VerbOp,
   outcome: VerbOutcome,
   before: Snapshot,
-  facts: StepFacts,
+  after: Snapshot,
 ): void {
   const headOf = (path: string | null) =>
     (path === null ? undefined : worktreeAt(before, path))?.head ?? null;
   if (op.kind === "accept") {
     const w = acceptSubject(op, before);
     if (w?.markerId) world.authorized.set(w.markerId, w.head);
-  } else if ((op.kind === "submit" || op.kind === "agent-accept") && submitted(world, op, facts)) {
+  } else if ((op.kind === "submit" || op.kind === "agent-accept") && submitted(op, before, after)) {
     // A submission takes up a grant given before it (and ends it).
     const granted = world.grants.delete(op.target);
     const tip = headOf(op.subject);
     if ((op.kind === "submit" && op.approved) || granted) world.authorized.set(op.target, tip);
     else if (world.authorized.get(op.target) !== tip) world.authorized.delete(op.target);
   } else if (op.kind === "queue-approve" && outcome.ok) {
-    const open = facts.queueBefore.find(
+    const open = before.queue.find(
       (e) => e.id === op.target && (e.state === "queued" || e.state === "awaiting_approval"),
     );
     if (open === undefined) world.grants.add(op.target);
@@ -607,12 +602,12 @@ function integratedJudge(world: World, trunkTip: string | null): (tip: string) =
  * already landed, writes none).
  */
 function submitted(
-  world: World,
   op: Extract<VerbOp, { kind: "submit" | "agent-accept" }>,
-  facts: StepFacts,
+  before: Snapshot,
+  after: Snapshot,
 ): boolean {
-  const was = new Set(facts.queueBefore.map((e) => JSON.stringify(e)));
-  return world.queue().some((e) => e.id === op.target && !was.has(JSON.stringify(e)));
+  const was = new Set(before.queue.map((e) => JSON.stringify(e)));
+  return after.queue.some((e) => e.id === op.target && !was.has(JSON.stringify(e)));
 }
 
 /** The checkout an accept names, when it names one. */
@@ -686,8 +681,7 @@ function checkVerb(
       break;
     }
     case "accept": {
-      const path = op.subject ?? (op.target === undefined ? op.cwd : null);
-      const w = path === null ? undefined : worktreeAt(before, path);
+      const w = acceptSubject(op, before);
       if (!w) break;
       const behind =
         before.trunkTip !== null &&
@@ -707,7 +701,7 @@ function checkVerb(
         if (w.branch?.startsWith(PREFIX) && branchesOf(after).has(w.branch))
           v.push(`[accept] said done but kept ${w.branch}`);
         // Entries queued before it may land with it (a batch) or first: then it is merged too.
-        const others = facts.queueBefore.some((e) => e.state === "queued" && e.id !== w.markerId);
+        const others = before.queue.some((e) => e.state === "queued" && e.id !== w.markerId);
         const landedAs =
           (throughIntegration || others) && after.trunkTip !== null && w.head !== null
             ? isAncestorIn(after.graph, w.head, after.trunkTip)

@@ -14,8 +14,8 @@ import {
   type WorldOp,
 } from "./ops.js";
 import { Prng } from "./prng.js";
-import { branchesOf, fileView, gitView, type Snapshot } from "./snapshot.js";
-import { type QueueRow, randomConfig, World } from "./world.js";
+import { branchesOf, fileView, gitView, type QueueRow, type Snapshot } from "./snapshot.js";
+import { randomConfig, World } from "./world.js";
 
 /**
  * One random history. First a random fleet is built with the verbs
@@ -175,7 +175,6 @@ class SequenceRun {
     const world = this.world;
     const facts = {
       mainFiles: this.time("snapshot", () => world.mainFiles()),
-      queueBefore: world.queue(),
       mainTrackedDirty:
         op.kind === "accept" &&
         world.git(world.mainPath, ["status", "--porcelain", "--untracked-files=no"]).trim() !== "",
@@ -192,7 +191,7 @@ class SequenceRun {
     const flags = `${op.kind === "prune" && op.contained ? " --contained" : ""}${op.kind === "drop" && op.force ? " --force" : ""}${op.kind === "drop" && op.raced ? " (edited after the plan)" : ""}`;
     this.add(this.stats.byCode, `${op.kind}${flags}: ${code}`);
     this.countEvents(before, after);
-    this.countEntries(facts.queueBefore, world.queue());
+    this.countEntries(before.queue, after.queue);
     const why =
       outcome.message === null ? "" : `: ${outcome.message.split("\n")[0]?.slice(0, 160)}`;
     this.log.push(`${describeOp(op)} -> ${code}${why}`);

@@ -39,6 +39,23 @@ export interface Snapshot {
   /** Live resources: files the create commands made (`<id>.<resource>`). */
   resources: Set<string>;
   trunkTip: string | null;
+  /** The landing queue's entries, in order. */
+  queue: QueueRow[];
+}
+
+/** One landing-queue entry, as the model reads it. */
+export interface QueueRow {
+  seq: number;
+  id: string;
+  /** The tip submitted: what the entry lands. */
+  tip: string;
+  state: string;
+  /** null: no one has let it land (an agent's submission awaiting approval). */
+  authority: string | null;
+  /** How it landed, once landed. */
+  via: string | null;
+  /** When the entry was last written. */
+  updated: string;
 }
 
 export interface SnapshotPlace {
@@ -97,7 +114,32 @@ export function takeSnapshot(place: SnapshotPlace, graph: Map<string, string[]>)
     ledger: readLedgerRows(place.commonDir),
     resources: new Set(existsSync(place.resourceDir) ? readdirSync(place.resourceDir) : []),
     trunkTip: refs.get(`refs/heads/${place.trunk}`) ?? null,
+    queue: readQueueRows(place.commonDir),
   };
+}
+
+/**
+ * The landing queue's entries as their files say: read by the model itself
+ * (not berth's reader), so the queue's claims can be judged.
+ */
+function readQueueRows(commonDir: string): QueueRow[] {
+  const dir = join(commonDir, "berth", "queue");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => /^\d+\.json$/.test(name))
+    .sort()
+    .map((name) => {
+      const e = JSON.parse(readFileSync(join(dir, name), "utf8"));
+      return {
+        seq: e.seq,
+        id: e.id,
+        tip: e.tip,
+        state: e.state,
+        authority: e.authority,
+        via: e.landed?.via ?? null,
+        updated: e.updated_at,
+      };
+    });
 }
 
 /** Loose refs override packed ones; symbolic refs are skipped (none of them are branches). */

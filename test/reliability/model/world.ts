@@ -176,21 +176,6 @@ export const MAIN_IGNORED: Record<string, string> = {
   "var/cache/data.txt": "the main checkout's cache\n",
 };
 
-/** One landing-queue entry, as the model reads it. */
-export interface QueueRow {
-  seq: number;
-  id: string;
-  /** The tip submitted: what the entry lands. */
-  tip: string;
-  state: string;
-  /** null: no one has let it land (an agent's submission awaiting approval). */
-  authority: string | null;
-  /** How it landed, once landed. */
-  via: string | null;
-  /** When the entry was last written. */
-  updated: string;
-}
-
 /** A file a sequence changed by hand and did not commit: its content, or null for a deletion. */
 export type DirtyFiles = Map<string, string | null>;
 
@@ -260,30 +245,6 @@ export class World {
 
   snapshot(): Snapshot {
     return takeSnapshot(this.place, this.graph);
-  }
-
-  /**
-   * The landing queue's entries as their files say, in order: read by the
-   * model itself (not berth's reader), so the queue's claims can be judged.
-   */
-  queue(): QueueRow[] {
-    const dir = join(this.place.commonDir, "berth", "queue");
-    if (!existsSync(dir)) return [];
-    return readdirSync(dir)
-      .filter((name) => /^\d+\.json$/.test(name))
-      .sort()
-      .map((name) => {
-        const e = JSON.parse(readFileSync(join(dir, name), "utf8"));
-        return {
-          seq: e.seq,
-          id: e.id,
-          tip: e.tip,
-          state: e.state,
-          authority: e.authority,
-          via: e.landed?.via ?? null,
-          updated: e.updated_at,
-        };
-      });
   }
 
   next(): number {
