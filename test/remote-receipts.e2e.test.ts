@@ -50,6 +50,17 @@ describe("receipts published as notes", () => {
     const m = makeTwoMachines(CONFIG);
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
+
+    // Not pushed yet: the answer says the remote has no such branch, and how to put it there.
+    const unpushed = await m.berth(
+      ["await", "--green", x.branch, "--remote", "--timeout", "0"],
+      m.two.path,
+    );
+    expect(unpushed.code, unpushed.stdout + unpushed.stderr).toBe(124);
+    expect(unpushed.stdout).toContain(`there is no branch ${x.branch} (yet) to judge`);
+    expect(unpushed.stderr).toContain(
+      `push it from the machine that works on it (git push origin ${x.branch})`,
+    );
     m.one.git(["push", "-q", "origin", x.branch], x.path);
 
     // Not green yet: no note for its tip on the remote.

@@ -44,9 +44,11 @@ function notMetLine(data: AwaitData, c: Colors): string {
   const what =
     data.condition === "trunk-moved"
       ? `${branch} is still at ${shortOid(data.trunk_tip)}`
-      : data.condition === "landed"
-        ? `${branch} at ${shortOid(data.tip)} has not landed on ${data.trunk ?? "the trunk"}`
-        : `${branch} at ${shortOid(data.tip)} is not green (no honored receipt) and has not landed`;
+      : data.tip === null
+        ? `there is no branch ${branch} (yet) to judge`
+        : data.condition === "landed"
+          ? `${branch} at ${shortOid(data.tip)} has not landed on ${data.trunk ?? "the trunk"}`
+          : `${branch} at ${shortOid(data.tip)} is not green (no honored receipt) and has not landed`;
   const why = data.interrupted
     ? "interrupted"
     : data.timeout_s === 0

@@ -170,8 +170,15 @@ export async function awaitOnRemote(
     verb: "await",
     data,
     hints: met
-      ? [`answered from ${remote} (fetched ${shellCommand(["git", "fetch", remote])})`]
-      : [`not met on ${remote} within ${timeoutS}s; run it again to keep waiting`],
+      ? [`answered from ${remote}: its branch, trunk and notes, fetched just now`]
+      : [
+          ...(data.tip === null
+            ? [
+                `${remote} has no branch ${branch}: push it from the machine that works on it (${shellCommand(["git", "push", remote, branch])})`,
+              ]
+            : []),
+          `not met on ${remote} within ${timeoutS}s; run it again to keep waiting`,
+        ],
     ...(met ? {} : { exitCode: EXIT_NOT_MET }),
   };
 }
