@@ -75,11 +75,13 @@ describe("accept with [remote].name", () => {
     const landed = remoteTip(m);
     expect(m.one.git(["rev-parse", `${landed}^1`])).toBe(theirs); // never rewound
     expect(m.one.git(["rev-parse", `${landed}^2`])).toBe(x.tip);
+    // Its gate says what it proved: the merge, containing the remote's trunk.
+    expect(run.json.data.gate).toMatchObject({ commit: landed, trunk_tip: theirs });
     expect(tipOf(m.one, "main")).toBe(landed);
     expect(existsSync(x.path)).toBe(false);
   });
 
-  it("update fetches the remote trunk first and merges it; then the landing is a fast-forward", async () => {
+  it("a gate needs the remote trunk as last fetched; update fetches it first and merges it; then the landing is a fast-forward by the receipt", async () => {
     const m = makeTwoMachines();
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
@@ -87,12 +89,26 @@ describe("accept with [remote].name", () => {
     const theirs = m.two.commit("landed from machine two");
     m.two.git(["push", "-q", "origin", "main"]);
 
+    // Once fetched, the remote's trunk is the one a receipt must contain: a gate now
+    // would prove a commit that could only land through another gate run.
+    m.one.git(["fetch", "-q", "origin"]);
+    const stale = await m.berth(["gate", "--json"], x.path);
+    expect(stale.code, stale.stdout + stale.stderr).toBe(1);
+    expect(stale.json.error.message).toContain(
+      `does not contain the tip of origin's main (${theirs.slice(0, 8)})`,
+    );
+    expect(stale.json.error.next).toBe("berth update");
+
     const update = await m.berth(["update", "--json"], x.path);
     expect(update.code, update.stdout + update.stderr).toBe(0);
     const merged = tipOf(m.one, "HEAD", x.path);
     expect(m.one.git(["merge-base", "--is-ancestor", theirs, merged], x.path)).toBe("");
+    const gate = await m.berth(["gate", "--json"], x.path);
+    expect(gate.code, gate.stdout + gate.stderr).toBe(0);
+    expect(gate.json.data).toMatchObject({ commit: merged, trunk_tip: theirs });
     const again = await m.berth(["accept", x.id, "--yes", "--json"]);
     expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json.data.validated).toMatchObject({ by: "receipt", commit: merged });
     expect(remoteTip(m)).toBe(merged);
     expect(tipOf(m.one, "main")).toBe(merged);
   });

@@ -35,6 +35,7 @@ import {
   refuseOperationInProgress,
   requireTrunk,
 } from "../repo/checkout.js";
+import { fetchedRemoteTrunkAhead } from "../repo/remote.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk, TRUNK_REF_PREFIXES } from "../repo/trunk.js";
 import { gateDefinitionOf } from "./gate-definition.js";
@@ -177,10 +178,14 @@ export async function planGate(repo: Repository, target: CheckoutLocation): Prom
     `berth cannot tell whether ${head.branch} contains it (set [repository].trunk in berth.toml)`,
     shellCommand(["git", "-C", path, "branch", "--list"]),
   );
-  if (!(await isAncestor(path, trunk.tip, head.commit))) {
+  // With a [remote], its trunk (as last fetched) is the trunk when it is ahead (spec section 13).
+  const remoteTip = await fetchedRemoteTrunkAhead(repo, trunk.name, trunk.tip);
+  const trunkTip = remoteTip ?? trunk.tip;
+  if (!(await isAncestor(path, trunkTip, head.commit))) {
+    const whose = remoteTip === null ? trunk.name : `${repo.config.remote.name}'s ${trunk.name}`;
     throw new UserError(
       "precondition_failed",
-      `${head.branch} does not contain the tip of ${trunk.name} (${shortOid(trunk.tip)}); ` +
+      `${head.branch} does not contain the tip of ${whose} (${shortOid(trunkTip)}); ` +
         "a receipt must prove the code as it would land.",
       { next: shellCommand(["berth", "update"]) },
     );
@@ -194,7 +199,7 @@ export async function planGate(repo: Repository, target: CheckoutLocation): Prom
     commit: head.commit,
     tree: head.tree,
     trunk: trunk.name,
-    trunkTip: trunk.tip,
+    trunkTip,
     marker,
     checks,
     gateDigest: digest,

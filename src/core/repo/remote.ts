@@ -56,6 +56,24 @@ export async function fetchRemoteTrunk(
   return { ref: tracking, tip };
 }
 
+/**
+ * The remote's trunk as last fetched when it is ahead of the local trunk, else
+ * null: the tip a branch must contain to land by fast-forward (what
+ * fetchRemoteTrunk would build on), read from local refs without a fetch.
+ */
+export async function fetchedRemoteTrunkAhead(
+  repo: Repository,
+  trunk: string,
+  localTip: string,
+): Promise<string | null> {
+  const tracking = remoteTrunkRef(repo.config.remote.name, trunk);
+  if (tracking === null) return null;
+  const cwd = repo.location.cwd;
+  const tip = (await readRefTips(cwd, [tracking])).get(tracking) ?? null;
+  if (tip === null || tip === localTip) return null;
+  return (await isAncestor(cwd, localTip, tip)) ? tip : null;
+}
+
 /** The remote answered but has no trunk (a fresh one): nothing there to land on or merge from yet. */
 function noRemoteTrunk(repo: Repository, remote: string, trunk: string, what: string): UserError {
   return new UserError(
