@@ -81,7 +81,7 @@ describe("accept with [remote].name", () => {
     expect(existsSync(x.path)).toBe(false);
   });
 
-  it("a gate needs the remote trunk as last fetched; update fetches it first and merges it; then the landing is a fast-forward by the receipt", async () => {
+  it("a gate needs the remote trunk as last fetched, start forks from it; update fetches it first and merges it; then the landing is a fast-forward by the receipt", async () => {
     const m = makeTwoMachines();
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
@@ -98,6 +98,11 @@ describe("accept with [remote].name", () => {
       `does not contain the tip of origin's main (${theirs.slice(0, 8)})`,
     );
     expect(stale.json.error.next).toBe("berth update");
+    // A berth started now forks from that trunk, so its gate needs no update.
+    const fresh = await m.berth(["start", "fresh", "--json"]);
+    expect(fresh.json.data).toMatchObject({ from: "origin/main", from_tip: theirs });
+    const freshGate = await m.berth(["gate", "--json"], fresh.json.data.path);
+    expect(freshGate.code, freshGate.stdout + freshGate.stderr).toBe(0);
 
     const update = await m.berth(["update", "--json"], x.path);
     expect(update.code, update.stdout + update.stderr).toBe(0);

@@ -10,7 +10,9 @@ import type { PlanStep } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import type { BerthFacts } from "../berth/env.js";
 import { type MintedId, mintId, portFor, type RandomHex } from "../berth/identity.js";
+import { remoteTrunkRef } from "../fleet/integration.js";
 import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
+import { fetchedRemoteTrunkAhead } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
 import { createTrunkCommand, describeMissingTrunk, detectTrunk } from "../repo/trunk.js";
 import type { StartData } from "./start.js";
@@ -18,7 +20,8 @@ import type { BaseBranch } from "./start-resume.js";
 
 /**
  * A new berth's identity, free of every live sibling (spec section 5): the
- * base it forks from (the trunk by name unless `--from`), the branches and
+ * base it forks from (the trunk by name, or the remote's as last fetched
+ * when it is ahead, unless `--from`), the branches and
  * ports already taken, an id minted until its branch, folder and port are
  * all free, and what follows from that id (branch, folder, port, the plan).
  */
@@ -42,6 +45,12 @@ export async function chooseBase(
           shellCommand(["git", "-C", repo.location.cwd, "branch", "--list"]),
       },
     );
+  }
+  // With a [remote], its trunk as last fetched when it is ahead: what a gate will ask for (0075).
+  const remoteTip = await fetchedRemoteTrunkAhead(repo, trunk.name, trunk.tip);
+  if (remoteTip !== null) {
+    const tracking = remoteTrunkRef(repo.config.remote.name, trunk.name) as string;
+    return { name: tracking.slice("refs/remotes/".length), ref: tracking, commit: remoteTip };
   }
   // By name: the trunk's own tip, whatever the calling checkout has checked out.
   return { name: trunk.name, ref: `refs/heads/${trunk.name}`, commit: trunk.tip };
