@@ -46,7 +46,9 @@ export function declareQueueVerbs(program: Command, wiring: CliWiring): void {
   common(
     queue
       .command("withdraw")
-      .description("take a berth's entry out of the landing queue (the berth is untouched)")
+      .description(
+        "take a berth's entry out of the landing queue, or its standing grant back (the berth is untouched)",
+      )
       .argument("<berth>", "a berth id or branch"),
   ).action((target, _opts, cmd) =>
     execute(

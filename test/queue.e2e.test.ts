@@ -424,21 +424,46 @@ describe("submitting, approving and withdrawing", () => {
     expect(berthBranches(repo)).toEqual([two.branch]);
   });
 
-  it("queue approve before submission is a standing grant: the --no-wait submission is queued", async () => {
+  it("queue approve before submission is a standing grant, listed and withdrawable: the --no-wait submission takes it up", async () => {
     const fx = queueFixture(recordingGate());
     repo = fx.repo;
     const { env } = fx;
     const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
-    const granted = await runBerth(["queue", "approve", one.id, "--json"], { cwd: repo.path, env });
+    const main = repo.path;
+    const berth = (...args: string[]) => runBerth(args, { cwd: main, env });
+    const granted = await berth("queue", "approve", one.id, "--json");
     expect(granted.json.data.grant).toBe(one.id);
-    const submitted = await runBerth(["accept", one.id, "--no-wait", "--json"], {
-      cwd: repo.path,
-      env,
-    });
+
+    // The grant is in the queue's listing, and a person can take it back.
+    const listed = await berth("queue", "--json");
+    expect(listed.json.data.grants).toEqual([{ id: one.id, at: expect.any(String) }]);
+    expect((await berth("queue")).stdout).toContain(
+      `Standing grants, each landing once submitted and green: ${one.id} (since `,
+    );
+    const revoked = await berth("queue", "withdraw", one.branch);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toBe(
+      `${one.id}'s standing grant is withdrawn: its next submission waits for a person's approval.\n`,
+    );
+    expect((await berth("queue", "--json")).json.data.grants).toEqual([]);
+    const again = await berth("queue", "withdraw", one.id, "--json");
+    expect(again.json.error.message).toBe(
+      `${one.id} has no entry waiting in the landing queue and no standing grant.`,
+    );
+    const waiting = await berth("accept", one.id, "--no-wait", "--json");
+    expect(waiting.json.data.queue).toMatchObject({ state: "awaiting_approval", authority: null });
+    expect((await berth("queue", "withdraw", one.id, "--json")).json.data.entry.state).toBe(
+      "withdrawn",
+    );
+
+    // Granted again: the next submission takes it up, and it is no longer standing.
+    expect((await berth("queue", "approve", one.id, "--json")).json.data.grant).toBe(one.id);
+    const submitted = await berth("accept", one.id, "--no-wait", "--json");
     expect(submitted.json.data.queue).toMatchObject({
       state: "queued",
       authority: "approved",
     });
+    expect((await berth("queue", "--json")).json.data.grants).toEqual([]);
   });
 
   it("[acceptance].pre_authorized: accept without --yes and without a terminal lands", async () => {

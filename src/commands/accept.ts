@@ -7,7 +7,7 @@ import { shellCommand } from "../text.js";
 import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
 import { type Confirmation, confirmOrRefuse } from "../ui/confirm.js";
 import { gateProgress } from "../ui/gate-view.js";
-import { renderQueue } from "../ui/queue-view.js";
+import { renderEntries } from "../ui/queue-view.js";
 import { type Colors, colorsFor } from "../ui/style.js";
 import { withInterrupt } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
@@ -64,7 +64,7 @@ export async function acceptCommand(
     return {
       result: submitted,
       human: (c) => ({
-        stdout: submitted.data?.queue ? renderQueue({ entries: [submitted.data.queue] }, c) : "",
+        stdout: submitted.data?.queue ? renderEntries([submitted.data.queue], c) : "",
       }),
     };
   }

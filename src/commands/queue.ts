@@ -1,15 +1,9 @@
 import type { Context } from "../context.js";
-import {
-  approveEntry,
-  listQueue,
-  type QueueData,
-  runQueue,
-  withdrawEntry,
-} from "../core/landing/queue.js";
+import { approveEntry, listQueue, runQueue, withdrawEntry } from "../core/landing/queue.js";
 import { shellCommand } from "../text.js";
 import type { Confirmation } from "../ui/confirm.js";
 import { gateProgress } from "../ui/gate-view.js";
-import { renderQueue, renderQueueRun } from "../ui/queue-view.js";
+import { renderEntries, renderQueue, renderQueueRun } from "../ui/queue-view.js";
 import { colorsFor } from "../ui/style.js";
 import { withInterrupt } from "./interrupt.js";
 import type { CommandOutcome } from "./outcome.js";
@@ -36,21 +30,26 @@ export async function queueRunCommand(ctx: Context): Promise<CommandOutcome> {
 
 export async function queueApproveCommand(ctx: Context, target: string): Promise<CommandOutcome> {
   const result = await approveEntry(ctx, target);
-  const entries: QueueData = { entries: result.data?.entry ? [result.data.entry] : [] };
   return {
     result,
     human: (c) => ({
       stdout: result.data?.grant
-        ? `${result.data.grant} may land once it is submitted and green.\n`
-        : renderQueue(entries, c),
+        ? `${result.data.grant} may land once it is submitted and green (${shellCommand(["berth", "queue", "withdraw", result.data.grant])} takes that back).\n`
+        : renderEntries(result.data?.entry ? [result.data.entry] : [], c),
     }),
   };
 }
 
 export async function queueWithdrawCommand(ctx: Context, target: string): Promise<CommandOutcome> {
   const result = await withdrawEntry(ctx, target);
-  const entries: QueueData = { entries: result.data ? [result.data.entry] : [] };
-  return { result, human: (c) => ({ stdout: renderQueue(entries, c) }) };
+  return {
+    result,
+    human: (c) => ({
+      stdout: result.data?.grant
+        ? `${result.data.grant}'s standing grant is withdrawn: its next submission waits for a person's approval.\n`
+        : renderEntries(result.data?.entry ? [result.data.entry] : [], c),
+    }),
+  };
 }
 
 /** The desk's confirmation of approve and withdraw: one line, the command that does it. */

@@ -18,9 +18,18 @@ function stateText(entry: QueueEntryView, c: Colors): string {
   }
 }
 
+/** The whole queue: its entries, then the standing grants no entry has taken up yet. */
 export function renderQueue(data: QueueData, c: Colors): string {
-  if (data.entries.length === 0) return "The landing queue is empty.\n";
-  const rows = data.entries.map((e) => [
+  const entries =
+    data.entries.length === 0 ? "The landing queue is empty.\n" : renderEntries(data.entries, c);
+  if (data.grants.length === 0) return entries;
+  const grants = data.grants.map((g) => (g.at === null ? g.id : `${g.id} (since ${g.at})`));
+  return `${entries}Standing grants, each landing once submitted and green: ${grants.join(", ")}\n`;
+}
+
+/** Entries in landing order, one row each. */
+export function renderEntries(entries: readonly QueueEntryView[], c: Colors): string {
+  const rows = entries.map((e) => [
     e.position === null ? "-" : String(e.position),
     e.id,
     shortOid(e.tip),

@@ -1,8 +1,6 @@
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
-import { readJsonFile, writeJsonAtomic } from "../../io/atomic.js";
+import { type Grant, readGrants, takeGrant, writeGrant } from "../../io/queue-grants.js";
 import {
   type Authority,
   changeEntry,
@@ -10,7 +8,6 @@ import {
   isFinal,
   type QueueEntry,
   type QueueState,
-  queueDir,
   readQueue,
   submitEntryFor,
 } from "../../io/queue-store.js";
@@ -41,6 +38,8 @@ export { type QueueEntryView, viewQueue };
 
 export interface QueueData {
   entries: QueueEntryView[];
+  /** Standing grants: berths a person let land once submitted and green. */
+  grants: Grant[];
 }
 
 export interface QueueRunData extends QueueData {
@@ -48,10 +47,6 @@ export interface QueueRunData extends QueueData {
   decided: QueueEntryView[];
   /** Gate runs this run made (a batch gated once counts once). */
   gate_runs: number;
-}
-
-function grantPath(repo: Repository, id: string): string {
-  return join(queueDir(repo.location.commonDir), "grants", `${id}.json`);
 }
 
 /** Puts an accept plan's stack in the queue (or refreshes the berth's open entry). */
@@ -62,7 +57,8 @@ export async function submitEntry(
 ): Promise<QueueEntry> {
   const { repo, data } = plan;
   const commonDir = repo.location.commonDir;
-  const grant = await readJsonFile(grantPath(repo, data.id)).catch(() => null);
+  // A submission takes up (and ends) a grant given before it, whatever authority it brings.
+  const grant = await takeGrant(commonDir, data.id);
   const authority: Authority | null = confirmed
     ? "confirmed"
     : repo.config.acceptance.pre_authorized
@@ -70,7 +66,6 @@ export async function submitEntry(
       : grant
         ? "approved"
         : null;
-  if (grant) await rm(grantPath(repo, data.id), { force: true });
   const now = ctx.now().toISOString();
   const tip = data.validated.commit;
   const state: QueueState = authority === null ? "awaiting_approval" : "queued";
@@ -157,6 +152,7 @@ export async function runQueue(
   const entries = viewQueue(await readQueue(repo.location.commonDir));
   const data: QueueRunData = {
     entries,
+    grants: await readGrants(repo.location.commonDir),
     decided: viewQueue(report.decided).map((e) => ({ ...e, position: null })),
     gate_runs: report.gate_runs,
   };
@@ -165,8 +161,10 @@ export async function runQueue(
 
 export async function listQueue(ctx: Context): Promise<VerbResult<QueueData>> {
   const repo = await openRepository(ctx);
-  const entries = viewQueue(await readQueue(repo.location.commonDir));
-  return { ok: true, verb: "queue", data: { entries }, steps: [], hints: [] };
+  const commonDir = repo.location.commonDir;
+  const entries = viewQueue(await readQueue(commonDir));
+  const data = { entries, grants: await readGrants(commonDir) };
+  return { ok: true, verb: "queue", data, steps: [], hints: [] };
 }
 
 /** The berth's open entry, by id, branch or branch without its prefix. */
@@ -176,6 +174,13 @@ async function openEntryOf(repo: Repository, target: string): Promise<QueueEntry
   return (await readQueue(repo.location.commonDir)).find(
     (e) => !isFinal(e) && (names.has(e.id) || names.has(e.branch)),
   );
+}
+
+/** The berth id a grant for `target` (an id, or its branch with or without refs/heads/) is filed under. */
+function grantIdOf(repo: Repository, target: string): string {
+  const branch = target.replace(/^refs\/heads\//, "");
+  const prefix = repo.config.repository.branch_prefix;
+  return prefix !== "" && branch.startsWith(prefix) ? branch.slice(prefix.length) : branch;
 }
 
 /** `berth queue approve <berth>`: the entry may land (now, or once submitted and green). */
@@ -195,7 +200,7 @@ export async function approveEntry(
         next: shellCommand(["berth", "status"]),
       });
     }
-    await writeJsonAtomic(grantPath(repo, id), { id, at: ctx.now().toISOString() });
+    await writeGrant(repo.location.commonDir, { id, at: ctx.now().toISOString() });
     return {
       ok: true,
       verb: "queue approve",
@@ -227,19 +232,32 @@ export async function approveEntry(
   };
 }
 
-/** `berth queue withdraw <berth>`: the entry leaves the queue; its berth is untouched. */
+/**
+ * `berth queue withdraw <berth>`: the entry leaves the queue, or (no entry)
+ * its standing grant is taken back; the berth is untouched.
+ */
 export async function withdrawEntry(
   ctx: Context,
   target: string,
-): Promise<VerbResult<{ entry: QueueEntryView }>> {
+): Promise<VerbResult<{ entry: QueueEntryView | null; grant: string | null }>> {
   const repo = await openRepository(ctx);
   const open = await openEntryOf(repo, target);
   const noEntry = new UserError(
     "unknown_target",
-    `${target} has no entry waiting in the landing queue.`,
+    `${target} has no entry waiting in the landing queue and no standing grant.`,
     { next: shellCommand(["berth", "queue"]) },
   );
-  if (open === undefined) throw noEntry;
+  if (open === undefined) {
+    const id = grantIdOf(repo, target);
+    if (!(await takeGrant(repo.location.commonDir, id))) throw noEntry;
+    return {
+      ok: true,
+      verb: "queue withdraw",
+      data: { entry: null, grant: id },
+      steps: [{ step: "withdraw grant", target: id, outcome: "done" }],
+      hints: [],
+    };
+  }
   const updated_at = ctx.now().toISOString();
   // Under the entry lock the lander takes entries up with: the withdrawal is
   // either before it took this one (which then never lands) or refused.
@@ -252,7 +270,7 @@ export async function withdrawEntry(
   return {
     ok: true,
     verb: "queue withdraw",
-    data: { entry: view },
+    data: { entry: view, grant: null },
     steps: [{ step: "withdraw", target: open.id, outcome: "done" }],
     hints: [],
   };

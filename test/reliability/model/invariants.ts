@@ -5,6 +5,7 @@ import {
   branchesOf,
   fingerprint,
   isAncestorIn,
+  type QueueRow,
   reachable,
   type Snapshot,
   type WorktreeRow,
@@ -537,7 +538,7 @@ function checkQueue(
  * alone: a person's `accept --yes` confirms the berth's tip; `queue approve`
  * approves an open entry's tip, or (no entry) grants the next submission; an
  * agent's submission keeps a confirmation only for the tip it was given at
- * (decision 0069); a withdrawal ends it.
+ * (decision 0069); a withdrawal ends it, or the grant.
  */
 function noteAuthority(
   world: World,
@@ -558,14 +559,21 @@ function noteAuthority(
     if ((op.kind === "submit" && op.approved) || granted) world.authorized.set(op.target, tip);
     else if (world.authorized.get(op.target) !== tip) world.authorized.delete(op.target);
   } else if (op.kind === "queue-approve" && outcome.ok) {
-    const open = before.queue.find(
-      (e) => e.id === op.target && (e.state === "queued" || e.state === "awaiting_approval"),
-    );
+    const open = openEntryOf(before, op.target);
     if (open === undefined) world.grants.add(op.target);
     else world.authorized.set(open.id, open.tip);
   } else if (op.kind === "queue-withdraw" && outcome.ok) {
+    // The open entry leaves the queue, or (none) the standing grant is taken back.
     world.authorized.delete(op.target);
+    if (openEntryOf(before, op.target) === undefined) world.grants.delete(op.target);
   }
+}
+
+/** The berth's entry still waiting to be landed (approve and withdraw act on it), if any. */
+function openEntryOf(snapshot: Snapshot, id: string): QueueRow | undefined {
+  return snapshot.queue.find(
+    (e) => e.id === id && (e.state === "queued" || e.state === "awaiting_approval"),
+  );
 }
 
 /**
