@@ -91,8 +91,8 @@ describe("receipts published as notes", () => {
     expect(status.code, status.stdout + status.stderr).toBe(0);
     expect(status.json.data.remote_refs).toEqual(
       [
-        { branch: x.branch, tip: x.tip, green: true },
-        { branch: y.branch, tip: y.tip, green: false },
+        { remote: "origin", branch: x.branch, tip: x.tip, landed: false, green: true },
+        { remote: "origin", branch: y.branch, tip: y.tip, landed: false, green: false },
       ].sort((p, q) => naturalCompare(p.branch, q.branch)),
     );
     // Clone one holds both checkouts: nothing to add there.
@@ -102,7 +102,9 @@ describe("receipts published as notes", () => {
     // A branch deleted on the remote is no longer listed: the fetch prunes what it maps.
     m.one.git(["push", "-q", "origin", "--delete", y.branch]);
     const pruned = await m.berth(["status", "--remote", "--json"], m.two.path);
-    expect(pruned.json.data.remote_refs).toEqual([{ branch: x.branch, tip: x.tip, green: true }]);
+    expect(pruned.json.data.remote_refs).toEqual([
+      { remote: "origin", branch: x.branch, tip: x.tip, landed: false, green: true },
+    ]);
 
     // A newer tip is not satisfied by the note for the older tree.
     m.one.write("more.txt", "more\n", x.path);
@@ -139,7 +141,7 @@ describe("receipts published as notes", () => {
     expect(await fromTwo()).toEqual({
       code: 0,
       metBy: "receipt",
-      listed: [{ branch: x.branch, tip: x.tip, green: true }],
+      listed: [{ remote: "origin", branch: x.branch, tip: x.tip, landed: false, green: true }],
     });
 
     const red = await gate(true);
@@ -153,7 +155,7 @@ describe("receipts published as notes", () => {
     expect(await fromTwo()).toEqual({
       code: 124,
       metBy: null,
-      listed: [{ branch: x.branch, tip: x.tip, green: false }],
+      listed: [{ remote: "origin", branch: x.branch, tip: x.tip, landed: false, green: false }],
     });
 
     expect((await gate(false)).code).toBe(0);
@@ -204,6 +206,24 @@ describe("receipts published as notes", () => {
     m.one.git(["push", "-q", "origin", x.branch], x.path);
     const accept = await m.berth(["accept", x.id, "--yes", "--json"]);
     expect(accept.code, accept.stdout + accept.stderr).toBe(0);
+    // Still on the remote after it landed, and a second one squashed there by hand (a
+    // forge's squash): status --remote from clone two says both have landed.
+    const y = await startWithCommit(m, m.one, "y");
+    m.one.git(["push", "-q", "origin", y.branch], y.path);
+    m.one.git(["merge", "-q", "--squash", y.branch]);
+    m.one.git(["commit", "-q", "-m", "squash y"]);
+    m.one.git(["push", "-q", "origin", "main"]);
+    const listed = await m.berth(["status", "--remote", "--json"], m.two.path);
+    expect(listed.json.data.remote_refs).toEqual(
+      [
+        { remote: "origin", branch: x.branch, tip: x.tip, landed: true, green: true },
+        { remote: "origin", branch: y.branch, tip: y.tip, landed: true, green: false },
+      ].sort((p, q) => naturalCompare(p.branch, q.branch)),
+    );
+    const text = await m.berth(["status", "--remote"], m.two.path);
+    expect(text.stdout).toContain(
+      `remote ${x.branch} at ${x.tip.slice(0, 8)}: landed on origin's main; the branch can go (git push origin --delete ${x.branch})`,
+    );
     // Gone everywhere but the landing note: deleted on the remote as a forge would.
     m.one.git(["push", "-q", "origin", "--delete", x.branch]);
     await expectLandedFromTwo(m, x);

@@ -46,9 +46,16 @@ export function renderStatus(data: StatusData, c: Colors, now: Date = new Date()
 
 /** --remote: berth branches on the remote with no checkout here. */
 function renderRemoteRefs(data: StatusData, c: Colors): string {
+  const trunk = data.trunk.name ?? "the trunk";
   const lines = (data.remote_refs ?? []).map(
     (r) =>
-      `remote ${r.branch} at ${shortOid(r.tip)}: ${r.green ? c.green("green (receipt note)") : c.dim("no green note")}`,
+      `remote ${r.branch} at ${shortOid(r.tip)}: ${
+        r.landed
+          ? `${c.green("landed")} on ${r.remote}'s ${trunk}; the branch can go (${shellCommand(["git", "push", r.remote, "--delete", r.branch])})`
+          : r.green
+            ? c.green("green (receipt note)")
+            : c.dim("no green note")
+      }`,
   );
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }

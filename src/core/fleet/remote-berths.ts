@@ -1,3 +1,4 @@
+import { isAncestor } from "../../git/ancestry.js";
 import { listRefs } from "../../git/refs.js";
 import { fetchRefspecs, lsRemote } from "../../git/remote.js";
 import { naturalCompare } from "../../text.js";
@@ -10,26 +11,37 @@ import {
 } from "../landing/receipt-notes.js";
 import { remoteFailed } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
+import { isTipIntegrated, remoteTrunkRef } from "./integration.js";
+import { DEFAULT_POOL_SIZE, mapPool } from "./pool.js";
 
 /**
  * `berth status --remote` (spec section 13, docs/decisions/0054): berth
- * branches on the `[remote]` that no local checkout holds, and whether a
- * green receipt note exists for each tip. In order: one fetch of the branches
- * under the prefix (into refs/remotes/<remote>/<prefix>...) and, when the
- * remote has them, the receipt notes; one for-each-ref (tips and trees); one
- * `git notes show` per listed branch, judged by receipt-notes.ts `notesHonor`.
+ * branches on the `[remote]` that no local checkout holds, whether each has
+ * landed on the remote's trunk, and whether a green receipt note exists for
+ * each tip. In order: one fetch of the branches under the prefix (into
+ * refs/remotes/<remote>/<prefix>...), the trunk and, when the remote has
+ * them, the receipt notes; one for-each-ref (tips and trees); per listed
+ * branch, whether the trunk reaches or integrates it (./integration.ts) and
+ * one `git notes show`, judged by receipt-notes.ts `notesHonor`.
  */
 
 export interface RemoteBerth {
+  /** The `[remote]` it is on. */
+  remote: string;
   /** The branch as named on the remote (e.g. berth/x-1a2b3c). */
   branch: string;
   tip: string;
+  /** The remote's trunk reaches the tip, or has it integrated (a forge's squash or rebase). */
+  landed: boolean;
   /** A receipt note honors the tip (its commit, its tree, this gate). */
   green: boolean;
 }
 
+type RemoteAnswer = Pick<RemoteBerth, "landed" | "green">;
+
 export async function readRemoteBerths(
   repo: Repository,
+  trunk: string | null,
   checkedOut: ReadonlySet<string>,
 ): Promise<RemoteBerth[]> {
   const remote = repo.config.remote.name;
@@ -38,10 +50,13 @@ export async function readRemoteBerths(
   const prefix = repo.config.repository.branch_prefix;
   const notes = `refs/notes/${RECEIPT_NOTES}`;
   const tracking = remoteNotesRef(remote, RECEIPT_NOTES);
-  const listed = await lsRemote(cwd, remote, [notes]);
+  const trunkRef = trunk === null ? null : `refs/heads/${trunk}`;
+  const listed = await lsRemote(cwd, remote, trunkRef === null ? [notes] : [notes, trunkRef]);
   if (listed.fate === "unreachable") throw remoteFailed(remote, listed.message, "nothing was read");
+  const trunkTip = trunkRef === null ? null : (listed.tips.get(trunkRef) ?? null);
   const refspecs = [
     `+refs/heads/${prefix}*:refs/remotes/${remote}/${prefix}*`,
+    ...(trunkTip === null ? [] : [`+${trunkRef}:${remoteTrunkRef(remote, trunk)}`]),
     ...(listed.tips.has(notes) ? [`+${notes}:${tracking}`] : []),
   ];
   // Pruned: a branch deleted on the remote is no longer listed (only these refspecs' refs go).
@@ -54,14 +69,15 @@ export async function readRemoteBerths(
   const rows = refs
     .map((r) => ({ branch: r.ref.slice(under.length), tip: r.oid, tree: r.tree }))
     .filter((r) => r.branch.startsWith(prefix) && !checkedOut.has(r.branch));
-  const answers = await Promise.all(
-    rows.map(async (r) => {
-      if (!listed.tips.has(notes) || r.tree === null) return false;
-      const found = await readReceiptNotes(cwd, tracking, r.tip);
-      return notesHonor(found, r.tip, r.tree as string, gate.digest, declared);
-    }),
-  );
+  const answers = await mapPool(rows, DEFAULT_POOL_SIZE, async (r) => {
+    const landed =
+      trunkTip !== null &&
+      ((await isAncestor(cwd, r.tip, trunkTip)) || (await isTipIntegrated(cwd, trunkTip, r.tip)));
+    if (!listed.tips.has(notes) || r.tree === null) return { landed, green: false };
+    const found = await readReceiptNotes(cwd, tracking, r.tip);
+    return { landed, green: notesHonor(found, r.tip, r.tree as string, gate.digest, declared) };
+  });
   return rows
-    .map((r, i) => ({ branch: r.branch, tip: r.tip, green: answers[i] === true }))
+    .map((r, i) => ({ remote, branch: r.branch, tip: r.tip, ...(answers[i] as RemoteAnswer) }))
     .sort((a, b) => naturalCompare(a.branch, b.branch));
 }

@@ -147,7 +147,8 @@ export async function readStatus(
   const checkedOut = new Set(
     survey.worktrees.flatMap((w) => (w.entry.branch ? [w.entry.branch] : [])),
   );
-  const remoteRefs = options.remote === true ? await remoteBerths(repo, checkedOut) : null;
+  const remoteRefs =
+    options.remote === true ? await remoteBerths(repo, survey.trunk.name, checkedOut) : null;
   const queue = await readQueueByBranch(repo.location.commonDir);
   const rows = await Promise.all(
     reading.inScope.map(async (w) => {
@@ -209,6 +210,7 @@ export async function readStatus(
 /** --remote: needs [remote].name; a fleet without one never touches the network. */
 async function remoteBerths(
   repo: Awaited<ReturnType<typeof openRepository>>,
+  trunk: string | null,
   checkedOut: Set<string>,
 ): Promise<RemoteBerth[]> {
   if (repo.config.remote.name === null) {
@@ -216,7 +218,7 @@ async function remoteBerths(
       next: shellCommand(["berth", "status"]),
     });
   }
-  return readRemoteBerths(repo, checkedOut);
+  return readRemoteBerths(repo, trunk, checkedOut);
 }
 
 /**
