@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
-import { dirname, isAbsolute } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { isatty } from "node:tty";
 import { UserError } from "./errors.js";
+import { mainPathBesideDefaultRoot } from "./io/paths.js";
 import { shellCommand } from "./text.js";
 
 /** What an effectful verb acts on, as recorded in the logbook. */
@@ -108,16 +109,28 @@ export function currentFolder(env: NodeJS.ProcessEnv = process.env): string {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     // The shell's own name for the folder it is in, when it gave one.
     const gone = env.PWD !== undefined && isAbsolute(env.PWD) ? env.PWD : null;
-    let nearest = gone === null ? null : dirname(gone);
-    while (nearest !== null && !existsSync(nearest)) {
-      nearest = dirname(nearest) === nearest ? null : dirname(nearest);
-    }
+    const to = gone === null ? null : whereToGoFrom(gone);
     throw new UserError(
       "not_a_repository",
       `the current folder${gone === null ? "" : ` ${gone}`} no longer exists (it was removed while the shell was in it); cd to a folder that exists and run berth again.`,
-      nearest === null ? {} : { next: shellCommand(["cd", nearest]) },
+      to === null ? {} : { next: shellCommand(["cd", to]) },
     );
   }
+}
+
+/**
+ * The nearest folder of `gone` that exists, or, when that is a default fleet
+ * folder `<repo>.worktrees` (a berth just removed from under the shell), the
+ * repository beside it: there the next berth command works.
+ */
+function whereToGoFrom(gone: string): string | null {
+  let nearest = dirname(gone);
+  while (!existsSync(nearest)) {
+    if (dirname(nearest) === nearest) return null;
+    nearest = dirname(nearest);
+  }
+  const repo = mainPathBesideDefaultRoot(nearest);
+  return repo !== null && existsSync(join(repo, ".git")) ? repo : nearest;
 }
 
 /**

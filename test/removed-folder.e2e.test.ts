@@ -8,7 +8,8 @@ import { BERTH_BIN, collectRun, makeRepo, type RunResult, type TestRepo } from "
  * A shell can stay in a folder that has since been removed: the berth just
  * dropped from inside it, a checkout deleted by hand. berth then has no
  * current folder at all. Every verb refuses in its own words, with the
- * nearest folder that still exists as the `cd` to run next, instead of
+ * nearest folder that still exists (or, for a berth removed from its fleet
+ * folder, the main checkout beside it) as the `cd` to run next, instead of
  * Node's "ENOENT: uv_cwd" and a stack trace.
  */
 
@@ -81,7 +82,7 @@ describe("a verb run in a folder that was removed", () => {
     expect(repo.git(["worktree", "list", "--porcelain"])).not.toContain("berth/x");
   });
 
-  it("after dropping the berth the shell stood in, the next status names a folder that exists", async () => {
+  it("after dropping the berth the shell stood in, the next status names the main checkout", async () => {
     const started = await collectRun(
       spawn(process.execPath, [BERTH_BIN, "start", "inside", "--json"], {
         cwd: repo.path,
@@ -107,6 +108,8 @@ describe("a verb run in a folder that was removed", () => {
     );
     const result = await collectRun(child);
     expect(existsSync(berthPath)).toBe(false);
-    expectRefusal(result, berthPath, dirname(berthPath));
+    // Not the fleet folder (no repository there): the main checkout beside it.
+    expect(dirname(berthPath)).toBe(`${repo.path}.worktrees`);
+    expectRefusal(result, berthPath, repo.path);
   });
 });

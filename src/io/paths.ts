@@ -20,8 +20,18 @@ export function readyMarkerPath(adminDir: string): string {
   return join(perBerthDir(adminDir), "ready");
 }
 
+const DEFAULT_ROOT_SUFFIX = ".worktrees";
+
 /** `[worktree].root`: "" = sibling folder "<repo>.worktrees"; relative = from the repo root. */
 export function worktreeRootFor(mainPath: string, configuredRoot: string): string {
-  if (configuredRoot === "") return join(dirname(mainPath), `${basename(mainPath)}.worktrees`);
+  if (configuredRoot === "")
+    return join(dirname(mainPath), `${basename(mainPath)}${DEFAULT_ROOT_SUFFIX}`);
   return isAbsolute(configuredRoot) ? configuredRoot : resolve(mainPath, configuredRoot);
+}
+
+/** The main checkout a folder named like the default root belongs to (`<repo>.worktrees` → `<repo>`), or null. */
+export function mainPathBesideDefaultRoot(folder: string): string | null {
+  if (!folder.endsWith(DEFAULT_ROOT_SUFFIX) || basename(folder) === DEFAULT_ROOT_SUFFIX)
+    return null;
+  return folder.slice(0, -DEFAULT_ROOT_SUFFIX.length);
 }
