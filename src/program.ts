@@ -8,6 +8,7 @@ import {
   declareShellVerbs,
 } from "./cli-agents.js";
 import { addExamples } from "./cli-examples.js";
+import { refuseOptionsAsValues } from "./cli-option-values.js";
 import { declareQueueVerbs } from "./cli-queue.js";
 import type { CommandOutcome } from "./commands/outcome.js";
 import type { Context } from "./context.js";
@@ -401,5 +402,6 @@ export function buildProgram(
   if (declares()) declareCompletionVerb(program, wiring);
   if (declares("drop", "prune", "reclaim")) declareGuessedVerbs(program, wiring);
   addExamples(program);
+  refuseOptionsAsValues(program);
   return program;
 }

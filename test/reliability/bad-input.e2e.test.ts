@@ -370,4 +370,28 @@ describe("repositories berth cannot work in", () => {
       expect(run.json?.error?.code ?? "usage").toBe("usage");
     }
   });
+
+  it("an option that needs a value, followed by another option, is a usage error naming it", async () => {
+    repo = makeRepo();
+    const r = repo;
+    for (const [args, lacking, next] of [
+      [["await", "--green", "--timeout", "1"], "--green", "--timeout"],
+      [["start", "x", "--from", "--dry-run"], "--from", "--dry-run"],
+      [["logbook", "--since", "--verb", "gate"], "--since", "--verb"],
+      [["start", "y", "--title", "-", "--dry-run"], null, null],
+    ] as const) {
+      const run = await berth(r, [...args]);
+      const label = args.join(" ");
+      if (lacking === null) {
+        expectHandled(run, [0], label);
+        continue;
+      }
+      expectHandled(run, [2], label);
+      expect(run.json.error.code, label).toBe("usage");
+      expect(run.json.error.message, label).toContain(
+        `${lacking} needs a value of its own before ${next}`,
+      );
+    }
+    expect(r.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
+  });
 });
