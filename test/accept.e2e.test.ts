@@ -426,7 +426,7 @@ describe("accept refuses before changing anything", () => {
     expect(snapshot(repo)).toBe(before);
   });
 
-  it("--dry-run shows the plan; no terminal and no --yes asks for confirmation; neither changes anything", async () => {
+  it("--dry-run shows the plan; no terminal and no --yes hands it over for approval; neither changes the fleet", async () => {
     const { repo, marker, env } = setUp(`${RESOURCE}${RECORDING_CHECK}`);
     const berth = await start(repo, env, "planned", undefined, 2);
     const oldTrunk = tip(repo, "main");
@@ -464,11 +464,20 @@ describe("accept refuses before changing anything", () => {
     expect(human.stdout).toContain("planned 1");
     expect(human.stdout).toContain("resources db");
 
+    // With no one to ask: handed over as an agent's accept is, waiting for a person's
+    // approval; the next command is the person's, never one that confirms by itself.
     const unconfirmed = await runBerth(["accept", berth.id, "--json"], { cwd: repo.path, env });
     expect(unconfirmed.code).toBe(1);
     expect(unconfirmed.json.error).toMatchObject({
-      code: "confirmation_required",
-      next: `berth accept ${berth.id} --yes`,
+      code: "awaiting_approval",
+      next: `berth accept ${berth.id}`,
+    });
+    expect(unconfirmed.json.error.message).toContain(
+      "an accept with no terminal to confirm on and no --yes lands only with a person's approval",
+    );
+    expect(unconfirmed.json.data.queue).toMatchObject({
+      state: "awaiting_approval",
+      authority: null,
     });
     expect(unconfirmed.json.plan.steps).toHaveLength(6);
     expect(markerLines(marker)).toEqual([`create ${berth.id}`]);

@@ -466,6 +466,38 @@ describe("submitting, approving and withdrawing", () => {
     expect((await berth("queue", "--json")).json.data.grants).toEqual([]);
   });
 
+  it("accept with no terminal and no --yes: handed over for approval, then landed by a grant", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env } = fx;
+    const main = repo.path;
+    const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: main, env });
+    const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
+    const two = await berthWith(repo, env, "two", { "two.txt": "2\n" });
+    const trunkBefore = tip(repo, "main");
+
+    // No one to ask: it waits as an agent's accept would, and nothing lands.
+    const handed = await berth("accept", one.id);
+    expect(handed.code).toBe(1);
+    expect(handed.json.error).toMatchObject({
+      code: "awaiting_approval",
+      next: `berth accept ${one.id}`,
+    });
+    expect(tip(repo, "main")).toBe(trunkBefore);
+    // A person approves the waiting entry; the same accept again now lands it.
+    expect((await berth("queue", "approve", one.id)).json.data.entry.authority).toBe("approved");
+    const landed = await berth("accept", one.id);
+    expect(landed.code, landed.stderr).toBe(0);
+    expect(landed.json.data.queue).toMatchObject({ state: "landed", authority: "approved" });
+
+    // A standing grant given before any submission lets it land at once, and is used up.
+    expect((await berth("queue", "approve", two.id)).json.data.grant).toBe(two.id);
+    const granted = await berth("accept", two.id);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect(granted.json.data.queue).toMatchObject({ state: "landed", authority: "approved" });
+    expect((await berth("queue")).json.data.grants).toEqual([]);
+  });
+
   it("[acceptance].pre_authorized: accept without --yes and without a terminal lands", async () => {
     const fx = queueFixture(`${recordingGate()}\n[acceptance]\npre_authorized = true\n`);
     repo = fx.repo;

@@ -186,14 +186,13 @@ describe("printed commands in a hostile folder (invariant 10)", () => {
     );
 
     // accept while the berth is behind the trunk: the queue would land it through an
-    // integration commit; with no terminal and no --yes, the --yes command.
+    // integration commit; with no terminal and no --yes it waits for a person's approval,
+    // and the next command is the person's accept.
     repo.write("trunk.txt", "moved\n");
     repo.commit("trunk moves");
-    expectCalls(
-      "accept while behind",
-      await refused(["accept", id], main, "confirmation_required"),
-      [{ argv: ["berth", "accept", id, "--yes"], cwd: sandbox }],
-    );
+    expectCalls("accept while behind", await refused(["accept", id], main, "awaiting_approval"), [
+      { argv: ["berth", "accept", id], cwd: sandbox },
+    ]);
 
     const ran = cases.map((c) => ({ name: c.name, calls: execute(c.command) }));
     expect(pwned(root)).toEqual([]);

@@ -1,7 +1,8 @@
 import type { Context } from "../context.js";
 import { type AcceptData, type AcceptPlan, planAccept } from "../core/landing/accept.js";
 import { acceptFromQueue, finishLanding, submitAndLand } from "../core/landing/accept-queued.js";
-import { submitForLanding } from "../core/landing/submit.js";
+import { handOver, submitForLanding } from "../core/landing/submit.js";
+import { hasGrant } from "../io/queue-grants.js";
 import { asApplied, type PlanApplyResult, plannedResult } from "../result.js";
 import { shellCommand } from "../text.js";
 import { acceptPlanText, renderAccept } from "../ui/accept-view.js";
@@ -30,12 +31,15 @@ export function acceptConfirmation(plan: AcceptPlan, c: Colors): Confirmation {
   };
 }
 
+const NO_ONE_TO_ASK = "an accept with no terminal to confirm on and no --yes";
+
 export function acceptOutcome(result: PlanApplyResult<AcceptData>): CommandOutcome {
   return { result, human: (c) => renderAccept(result, c) };
 }
 
 /**
- * Plan, confirm (unless `--yes` or a standing grant), then submit the stack
+ * Plan, confirm (unless `--yes` or a standing grant; with no terminal the
+ * stack is handed over as an agent's accept is), then submit the stack
  * to the landing queue and drain it until this entry is decided; `--no-wait`
  * submits and returns (without a confirmation the entry awaits approval).
  * Finishing a landing that already moved the trunk needs no queue.
@@ -49,16 +53,21 @@ export async function acceptCommand(
   if (options.dryRun) {
     return acceptOutcome(plannedResult("accept", plan.data, plan.steps, { hints: plan.hints }));
   }
-  const granted = options.yes === true || plan.repo.config.acceptance.pre_authorized;
+  const granted =
+    options.yes === true ||
+    plan.repo.config.acceptance.pre_authorized ||
+    hasGrant(plan.repo.location.commonDir, plan.data.id);
   const noWait = options.wait === false && plan.mode !== "finish";
-  if (!granted && !noWait) {
+  // With no one to ask, an accept that would land is handed over as an agent's is (0076).
+  const handedOver = !granted && !noWait && !ctx.stdinIsTTY && plan.mode !== "finish";
+  if (!granted && !noWait && !handedOver) {
     await confirmOrRefuse(ctx, {
       verb: "accept",
       yes: false,
       ...acceptConfirmation(plan, colorsFor(ctx.stderrIsTTY, ctx.env)),
     });
   }
-  const confirmed = options.yes === true || (!granted && !noWait);
+  const confirmed = options.yes === true || (!granted && !noWait && !handedOver);
   if (noWait) {
     const submitted = await acceptFromQueue(ctx, plan, confirmed);
     return {
@@ -74,8 +83,9 @@ export async function acceptCommand(
       signal,
       onEvent: ctx.stderrIsTTY ? gateProgress(ctx.stderr, colorsFor(true, ctx.env)) : undefined,
     };
-    return plan.mode === "finish"
-      ? finishLanding(ctx, plan, applyOptions)
+    if (plan.mode === "finish") return finishLanding(ctx, plan, applyOptions);
+    return handedOver
+      ? handOver(ctx, plan, applyOptions, NO_ONE_TO_ASK)
       : submitAndLand(ctx, plan, confirmed, applyOptions);
   });
   return acceptOutcome(asApplied(result));

@@ -50,6 +50,11 @@ export async function readGrants(commonDir: string): Promise<Grant[]> {
   );
 }
 
+/** Whether `id` holds a standing grant (reads only). */
+export function hasGrant(commonDir: string, id: string): boolean {
+  return existsSync(grantPath(commonDir, id));
+}
+
 /** Removes the grant for `id`; true when there was one. */
 export async function takeGrant(commonDir: string, id: string): Promise<boolean> {
   const path = grantPath(commonDir, id);

@@ -34,20 +34,38 @@ export async function submitForLanding(
     if (!plan.repo.config.acceptance.pre_authorized) throw await awaitingApproval(plan, null);
     return asApplied(await finishLanding(ctx, plan, options));
   }
+  return handOver(ctx, plan, options, "an agent's accept");
+}
+
+/**
+ * Steps 2 and 3 for a planned accept that brings no confirmation: an
+ * agent's, or `berth accept` with no terminal to ask on and no `--yes`
+ * (docs/decisions/0076). `who` names it in the answer.
+ */
+export async function handOver(
+  ctx: Context,
+  plan: AcceptPlan,
+  options: AcceptApplyOptions,
+  who: string,
+): Promise<PlanApplyResult<AcceptData>> {
   const entry = await submitEntry(ctx, plan, false);
-  if (entry.state === "awaiting_approval") throw await awaitingApproval(plan, entry);
+  if (entry.state === "awaiting_approval") throw await awaitingApproval(plan, entry, who);
   return asApplied(await landSubmitted(ctx, plan, entry, options));
 }
 
-async function awaitingApproval(plan: AcceptPlan, entry: QueueEntry | null): Promise<UserError> {
+async function awaitingApproval(
+  plan: AcceptPlan,
+  entry: QueueEntry | null,
+  who = "an agent's accept",
+): Promise<UserError> {
   const { data } = plan;
   const name = data.path === null ? data.branch : data.id;
   const view = entry === null ? null : await viewEntry(plan.repo.location.commonDir, entry);
   const person = shellCommand(["berth", "accept", name]);
   const message =
     entry === null
-      ? `${data.id} is already on ${data.trunk.name}; only its teardown is left, and an agent's accept does that only with a standing grant ([acceptance] pre_authorized = true in berth.toml). Nothing changed. A person finishes it by running: ${person}`
-      : `${data.id} was not landed: an agent's accept lands only with a person's approval or a standing grant ([acceptance] pre_authorized = true in berth.toml); it waits in the landing queue as awaiting_approval (entry ${entry.seq}). The trunk and the berth are unchanged. A person approves by running: ${person}`;
+      ? `${data.id} is already on ${data.trunk.name}; only its teardown is left, and ${who} does that only with a standing grant ([acceptance] pre_authorized = true in berth.toml). Nothing changed. A person finishes it by running: ${person}`
+      : `${data.id} was not landed: ${who} lands only with a person's approval or a standing grant ([acceptance] pre_authorized = true in berth.toml, or berth queue approve); it waits in the landing queue as awaiting_approval (entry ${entry.seq}). The trunk and the berth are unchanged. A person approves by running, on a terminal: ${person}`;
   return new UserError("awaiting_approval", message, {
     next: person,
     data: { ...data, queue: view },
