@@ -89,8 +89,12 @@ export type VerbOp =
    * awaits approval.
    */
   | { kind: "submit"; target: string; subject: string | null; approved: boolean }
-  /** The MCP `accept` tool: lands at once with a grant, else waits for approval. */
-  | { kind: "agent-accept"; target: string; subject: string | null }
+  /**
+   * An accept that brings no confirmation: the MCP `accept` tool, or `berth
+   * accept` with no terminal and no `--yes` (decision 0076). Lands at once
+   * with a grant, else waits for approval.
+   */
+  | { kind: "agent-accept"; target: string; subject: string | null; via: "mcp" | "cli" }
   | { kind: "queue-run" }
   | { kind: "queue-approve"; target: string }
   | { kind: "queue-withdraw"; target: string };
@@ -721,8 +725,13 @@ async function runInProcess(
         yes: op.approved,
         wait: false,
       });
-    case "agent-accept":
-      return (await import("../../../src/commands/accept.js")).agentAcceptCommand(ctx, op.target);
+    case "agent-accept": {
+      const accept = await import("../../../src/commands/accept.js");
+      // The model's context has no terminal: the CLI's accept without --yes hands it over.
+      return op.via === "mcp"
+        ? accept.agentAcceptCommand(ctx, op.target)
+        : accept.acceptCommand(ctx, op.target, {});
+    }
     case "queue-run":
       return (await import("../../../src/commands/queue.js")).queueRunCommand(ctx);
     case "queue-approve":
@@ -757,7 +766,9 @@ export function describeOp(op: Op): string {
     case "submit":
       return `berth accept ${op.target} --no-wait${op.approved ? " --yes" : ""}`;
     case "agent-accept":
-      return `[mcp] accept ${op.target}`;
+      return op.via === "mcp"
+        ? `[mcp] accept ${op.target}`
+        : `berth accept ${op.target}  (no terminal)`;
     case "queue-run":
       return "berth queue run";
     case "queue-approve":

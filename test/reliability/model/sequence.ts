@@ -348,8 +348,8 @@ class SequenceRun {
    * The landing queue (spec section 11), which the wander's accepts use one
    * entry at a time: sometimes a grant ("land when green") first; a few
    * berths submitted with `--no-wait` (a person's, queued; an agent's,
-   * awaiting approval) or by the MCP `accept` tool (awaiting approval, or
-   * landed at once when granted); while they wait, the trunk moves,
+   * awaiting approval), by the MCP `accept` tool or by `berth accept` with
+   * no terminal (awaiting approval, or landed at once when granted); while they wait, the trunk moves,
    * a submitted berth gets a commit or an edit, the gate is redefined, a
    * destroy starts failing, entries are approved or withdrawn, a grant is
    * given; then one lander drains them (`queue run`, or another berth's
@@ -368,10 +368,13 @@ class SequenceRun {
     for (let n = Math.min(pool.length, q.int(1, 3)); n > 0; n--) {
       const [w] = pool.splice(q.int(0, pool.length - 1), 1);
       if (!w?.markerId) continue;
-      const by = q.weighted({ person: 5, agent: 2, mcp: granted === w.markerId ? 6 : 2 });
+      const mine = granted === w.markerId;
+      const by = q.weighted({ person: 5, agent: 2, mcp: mine ? 4 : 1.5, cli: mine ? 2 : 1 });
       const target = w.markerId;
-      if (by === "mcp") await this.verb({ kind: "agent-accept", target, subject: w.path });
-      else await this.verb({ kind: "submit", target, subject: w.path, approved: by === "person" });
+      if (by === "mcp" || by === "cli") {
+        await this.verb({ kind: "agent-accept", target, subject: w.path, via: by });
+      } else
+        await this.verb({ kind: "submit", target, subject: w.path, approved: by === "person" });
       submitted.push({ id: w.markerId, path: w.path });
     }
     if (submitted.length === 0) return;
