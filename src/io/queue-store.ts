@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, readdir, readFile } from "node:fs/promises";
+import { appendFile, copyFile, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { createFileAtomic, writeJsonAtomic } from "./atomic.js";
 import { acquireLockFile, type LockOwner } from "./lock.js";
@@ -128,14 +128,13 @@ export async function readQueue(commonDir: string): Promise<QueueEntry[]> {
   const dir = queueDir(commonDir);
   // Status reads the queue of every fleet, and most have none: no failed readdir (an error built).
   if (!existsSync(dir)) return [];
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const entries: QueueEntry[] = [];
-  for (const name of names) {
-    if (!/^\d{6,}\.json$/.test(name)) continue;
-    const text = await readFile(join(dir, name), "utf8").catch(() => null);
-    const entry = text === null ? null : parseEntry(text);
-    if (entry !== null) entries.push(entry);
-  }
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((name) =>
+    /^\d{6,}\.json$/.test(name),
+  );
+  const texts = await Promise.all(
+    names.map((name) => readFile(join(dir, name), "utf8").catch(() => null)),
+  );
+  const entries = texts.flatMap((text) => (text === null ? [] : (parseEntry(text) ?? [])));
   return entries.sort((a, b) => a.seq - b.seq);
 }
 
@@ -238,5 +237,57 @@ async function appendEntry(
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
     entries = await readQueue(commonDir);
+  }
+}
+
+/** Decided entries always kept in the queue folder, newest first, for `berth queue` to show. */
+export const RECENT_DECIDED = 20;
+/** A decided entry younger than this stays: a waiting accept or await may be about to read it. */
+const DECIDED_KEPT_MS = 24 * 60 * 60 * 1000;
+
+/** Where decided entries go once no reader needs them: one JSON line each, oldest first. */
+export function decidedArchivePath(commonDir: string): string {
+  return join(queueDir(commonDir), "decided.jsonl");
+}
+
+/**
+ * Moves the decided entries no reader needs any more out of the queue folder
+ * into decidedArchivePath, so every read of the queue (status, each poll of
+ * `await`, each round of a lander) costs what the entries still in play
+ * cost, however long the fleet has been landing. Kept: open entries, the
+ * RECENT_DECIDED newest decided ones, any decided within a day, the newest
+ * entry of each berth whose branch is in `liveBranches` (status shows it;
+ * `await --landed` answers a rejection from it), and the newest entry of all
+ * (the next sequence number follows it). Under the entry lock. A line is
+ * appended before its file goes: a crash between leaves it twice, never lost.
+ * Returns how many moved.
+ */
+export async function archiveDecided(
+  commonDir: string,
+  liveBranches: ReadonlySet<string>,
+  now: Date,
+): Promise<number> {
+  const held = await acquireLockFile(entryLockPath(commonDir), "queue archive");
+  try {
+    const entries = await readQueue(commonDir);
+    const decided = entries.filter(isFinal);
+    if (decided.length <= RECENT_DECIDED) return 0;
+    const keep = new Set(decided.slice(-RECENT_DECIDED).map((e) => e.seq));
+    const newestOf = new Map(entries.map((e) => [e.id, e]));
+    for (const e of newestOf.values()) if (liveBranches.has(e.branch)) keep.add(e.seq);
+    const last = entries.at(-1);
+    if (last !== undefined) keep.add(last.seq);
+    const cutoff = now.getTime() - DECIDED_KEPT_MS;
+    const moving = decided.filter((e) => !keep.has(e.seq) && !(Date.parse(e.updated_at) >= cutoff));
+    if (moving.length === 0) return 0;
+    await appendFile(
+      decidedArchivePath(commonDir),
+      moving.map((e) => `${JSON.stringify(e)}\n`).join(""),
+    );
+    const dir = queueDir(commonDir);
+    await Promise.all(moving.map((e) => rm(join(dir, entryFileName(e)), { force: true })));
+    return moving.length;
+  } finally {
+    await held.release();
   }
 }

@@ -29,6 +29,7 @@ import {
   onTrunkNow,
 } from "./queue-integrate.js";
 import {
+  archiveOldEntries,
   type GroupOutcome,
   isRemoteFailure,
   type Lander,
@@ -119,6 +120,7 @@ export async function drainQueue(
       await landGroup(lander, group, trunk);
     }
     await settleCarried(lander, trunk);
+    await archiveOldEntries(repo, ctx.now());
   } catch (error) {
     throw sayingTheTrunkMoved(error, trunk, startTip, await trunkMovedFrom(repo, trunk, startTip));
   }

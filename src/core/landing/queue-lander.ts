@@ -1,7 +1,14 @@
 import { type Context, silentJournal } from "../../context.js";
 import { UserError } from "../../errors.js";
+import { listRefs } from "../../git/refs.js";
 import type { LockOwner } from "../../io/lock.js";
-import { changeEntry, isFinal, type QueueEntry, type Rejection } from "../../io/queue-store.js";
+import {
+  archiveDecided,
+  changeEntry,
+  isFinal,
+  type QueueEntry,
+  type Rejection,
+} from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
 import { shortOid } from "../../text.js";
 import type { Repository } from "../repo/repository.js";
@@ -194,4 +201,19 @@ export async function requeue(lander: Lander, entries: QueueEntry[]): Promise<Gr
     });
   }
   return "moved";
+}
+
+/**
+ * Housekeeping after a drain (io/queue-store.ts `archiveDecided`): decided
+ * entries no reader needs leave the queue folder. A failure here is left for
+ * the next drain: it loses nothing and must not fail the landings made.
+ */
+export async function archiveOldEntries(repo: Repository, now: Date): Promise<void> {
+  try {
+    const branches = await listRefs(repo.mainPath, ["refs/heads"]);
+    const live = new Set(branches.map((b) => b.ref.slice("refs/heads/".length)));
+    await archiveDecided(repo.location.commonDir, live, now);
+  } catch {
+    // The entries stay where they are; the next drain tries again.
+  }
 }

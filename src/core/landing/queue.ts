@@ -1,13 +1,16 @@
+import { existsSync } from "node:fs";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
 import { type Grant, readGrants, takeGrant, writeGrant } from "../../io/queue-grants.js";
 import {
   type Authority,
   changeEntry,
+  decidedArchivePath,
   isBeingLanded,
   isFinal,
   type QueueEntry,
   type QueueState,
+  RECENT_DECIDED,
   readQueue,
   submitEntryFor,
 } from "../../io/queue-store.js";
@@ -164,7 +167,13 @@ export async function listQueue(ctx: Context): Promise<VerbResult<QueueData>> {
   const commonDir = repo.location.commonDir;
   const entries = viewQueue(await readQueue(commonDir));
   const data = { entries, grants: await readGrants(commonDir) };
-  return { ok: true, verb: "queue", data, steps: [], hints: [] };
+  const archive = decidedArchivePath(commonDir);
+  const hints = existsSync(archive)
+    ? [
+        `older decided entries (more than a day old, beyond the last ${RECENT_DECIDED}) are in ${archive}`,
+      ]
+    : [];
+  return { ok: true, verb: "queue", data, steps: [], hints };
 }
 
 /** The berth's open entry, by id, branch or branch without its prefix. */

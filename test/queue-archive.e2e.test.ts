@@ -1,0 +1,88 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  decidedArchivePath,
+  type QueueEntry,
+  RECENT_DECIDED,
+  readQueue,
+  writeEntry,
+} from "../src/io/queue-store.js";
+import { berthWith, queueFixture } from "./helpers/queue.js";
+import { runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * A fleet that has landed for months: decided entries no reader needs leave
+ * the queue folder after a drain, into `<queue>/decided.jsonl`, so status,
+ * await's polls and each lander round read only what is still in play.
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => {
+  repo?.cleanup();
+  repo = undefined;
+});
+
+const GATE = '[gate]\nchecks = [{ name = "ok", run = "true" }]\n';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+describe("decided queue entries", () => {
+  it("a drain moves the old decided ones to decided.jsonl and keeps what readers need", async () => {
+    const fx = queueFixture(GATE);
+    repo = fx.repo;
+    const r = fx.repo;
+    const { env } = fx;
+    const main = r.path;
+    const commonDir = join(main, ".git");
+    const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: main, env });
+    const live = await berthWith(r, env, "live", { "live.txt": "1\n" });
+    expect((await berth("accept", live.id, "--no-wait")).json.data.queue.seq).toBe(1);
+    expect((await berth("queue", "withdraw", live.id)).code).toBe(0);
+    const [first] = await readQueue(commonDir);
+    if (first === undefined) throw new Error("no entry");
+
+    // Sixty berths long gone, landed two days ago; one decided an hour ago.
+    const old = new Date(Date.now() - 2 * DAY_MS).toISOString();
+    const gone = (seq: number, at: string): QueueEntry => ({
+      ...first,
+      seq,
+      id: `gone-${seq}`,
+      branch: `berth/gone-${seq}`,
+      state: "landed",
+      reason: null,
+      updated_at: at,
+    });
+    for (let seq = 2; seq <= 61; seq++) await writeEntry(commonDir, gone(seq, old));
+    const fresh = gone(5, new Date(Date.now() - 60 * 60 * 1000).toISOString());
+    await writeEntry(commonDir, fresh);
+    // live's withdrawn entry is old too, but its berth is still here.
+    await writeEntry(commonDir, { ...first, updated_at: old });
+
+    const run = await berth("queue", "run");
+    expect(run.code, run.stderr).toBe(0);
+    const kept = (await readQueue(commonDir)).map((e) => e.seq);
+    const newest = Array.from({ length: RECENT_DECIDED }, (_, i) => 61 - RECENT_DECIDED + 1 + i);
+    expect(kept).toEqual([1, 5, ...newest]);
+    const archived = readFileSync(decidedArchivePath(commonDir), "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as QueueEntry).seq);
+    expect(archived.sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 60 }, (_, i) => i + 2).filter(
+        (seq) => seq !== 5 && !newest.includes(seq),
+      ),
+    );
+    expect(
+      readdirSync(join(commonDir, "berth", "queue")).filter((n) => n.endsWith(".json")),
+    ).toHaveLength(kept.length);
+
+    // berth queue says where the rest went; the next submission follows the newest number.
+    const listed = await berth("queue");
+    expect(listed.json.data.entries).toHaveLength(kept.length);
+    expect(listed.json.hints).toEqual([
+      `older decided entries (more than a day old, beyond the last ${RECENT_DECIDED}) are in ${decidedArchivePath(commonDir)}`,
+    ]);
+    const next = await berthWith(r, env, "next", { "next.txt": "1\n" });
+    expect((await berth("accept", next.id, "--no-wait")).json.data.queue.seq).toBe(62);
+  });
+});
