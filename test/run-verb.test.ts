@@ -137,7 +137,7 @@ async function itemFor(r: TestRepo, berth: StartedBerth): Promise<DeskBerthItem>
 }
 
 describe("one confirmation per verb", () => {
-  it("the CLI's refusal without a terminal names the desk's command and plan text", async () => {
+  it("the CLI's refusal without a terminal names the desk's command and plan text; accept hands over instead", async () => {
     repo = makeRepo();
     const worked = await startWithCommit(repo, "worked");
     const { ctx } = testContext(repo.path, repo.env);
@@ -154,9 +154,12 @@ describe("one confirmation per verb", () => {
 
     const accept = await proposeDeskAction(env, "accept", await itemFor(repo, worked));
     if (accept.kind !== "confirm") throw new Error(accept.text);
-    const cliAccept = await refusal(acceptCommand(ctx, worked.id, {}));
-    expect(cliAccept.next).toBe(accept.command);
-    expect(cliAccept.message.startsWith(accept.planText.trimEnd())).toBe(true);
+    // accept is the exception (decision 0076): with no one to ask the CLI hands the stack over
+    // for a person's approval, and names the person's accept, not the desk's --yes command.
+    expect(accept.command).toBe(`berth accept ${worked.id} --yes`);
     await accept.decline();
+    const cliAccept = await refusal(acceptCommand(ctx, worked.id, {}));
+    expect(cliAccept.code).toBe("awaiting_approval");
+    expect(cliAccept.next).toBe(`berth accept ${worked.id}`);
   });
 });
