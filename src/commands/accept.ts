@@ -56,7 +56,8 @@ export async function acceptCommand(
   const granted =
     options.yes === true ||
     plan.repo.config.acceptance.pre_authorized ||
-    hasGrant(plan.repo.location.commonDir, plan.data.id);
+    // A grant lets a submission land; finishing one (no queue) needs a person, as for an agent.
+    (plan.mode !== "finish" && hasGrant(plan.repo.location.commonDir, plan.data.id));
   const noWait = options.wait === false && plan.mode !== "finish";
   // With no one to ask, an accept that would land is handed over as an agent's is (0076).
   const handedOver = !granted && !noWait && !ctx.stdinIsTTY && plan.mode !== "finish";
