@@ -1,4 +1,4 @@
-import { isAncestor } from "../../git/ancestry.js";
+import type { RefEntry } from "../../git/parse.js";
 import { listRefs } from "../../git/refs.js";
 import { fetchRefspecs, lsRemote } from "../../git/remote.js";
 import { naturalCompare } from "../../text.js";
@@ -11,7 +11,8 @@ import {
 } from "../landing/receipt-notes.js";
 import { remoteFailed } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
-import { isTipIntegrated, remoteTrunkRef } from "./integration.js";
+import { readAncestry } from "./commit-graph.js";
+import { findIntegratedTips, remoteTrunkRef } from "./integration.js";
 import { DEFAULT_POOL_SIZE, mapPool } from "./pool.js";
 
 /**
@@ -20,9 +21,10 @@ import { DEFAULT_POOL_SIZE, mapPool } from "./pool.js";
  * landed on the remote's trunk, and whether a green receipt note exists for
  * each tip. In order: one fetch of the branches under the prefix (into
  * refs/remotes/<remote>/<prefix>...), the trunk and, when the remote has
- * them, the receipt notes; one for-each-ref (tips and trees); per listed
- * branch, whether the trunk reaches or integrates it (./integration.ts) and
- * one `git notes show`, judged by receipt-notes.ts `notesHonor`.
+ * them, the receipt notes; one for-each-ref (tips and trees); one walk of the
+ * history from the tips and the trunk (whether the trunk reaches each), the
+ * integrated rule over the rest at once (./integration.ts); and per listed
+ * branch one `git notes show`, judged by receipt-notes.ts `notesHonor`.
  */
 
 export interface RemoteBerth {
@@ -63,21 +65,51 @@ export async function readRemoteBerths(
   const fetched = await fetchRefspecs(cwd, remote, refspecs, { prune: true });
   if (fetched.fate !== "fetched") throw remoteFailed(remote, fetched.message, "nothing was read");
   const under = `refs/remotes/${remote}/`;
-  const refs = await listRefs(cwd, [`${under}${prefix.replace(/\/$/, "")}`]);
+  const trunkTracking = trunkTip === null ? null : remoteTrunkRef(remote, trunk);
+  const refs = await listRefs(cwd, [
+    `${under}${prefix.replace(/\/$/, "")}`,
+    ...(trunkTracking === null ? [] : [trunkTracking]),
+  ]);
   const gate = gateDefinitionOf(repo.config.gate);
   const declared = repo.config.gate.checks.length;
   const rows = refs
     .map((r) => ({ branch: r.ref.slice(under.length), tip: r.oid, tree: r.tree }))
     .filter((r) => r.branch.startsWith(prefix) && !checkedOut.has(r.branch));
+  const landed = await landedTips(cwd, trunkTip, refs, trunkTracking, rows);
   const answers = await mapPool(rows, DEFAULT_POOL_SIZE, async (r) => {
-    const landed =
-      trunkTip !== null &&
-      ((await isAncestor(cwd, r.tip, trunkTip)) || (await isTipIntegrated(cwd, trunkTip, r.tip)));
-    if (!listed.tips.has(notes) || r.tree === null) return { landed, green: false };
+    if (!listed.tips.has(notes) || r.tree === null)
+      return { landed: landed.has(r.tip), green: false };
     const found = await readReceiptNotes(cwd, tracking, r.tip);
-    return { landed, green: notesHonor(found, r.tip, r.tree as string, gate.digest, declared) };
+    const green = notesHonor(found, r.tip, r.tree as string, gate.digest, declared);
+    return { landed: landed.has(r.tip), green };
   });
   return rows
     .map((r, i) => ({ remote, branch: r.branch, tip: r.tip, ...(answers[i] as RemoteAnswer) }))
     .sort((a, b) => naturalCompare(a.branch, b.branch));
+}
+
+/** The tips the remote's trunk reaches or has integrated: one walk, one batch of the rule. */
+async function landedTips(
+  cwd: string,
+  trunkTip: string | null,
+  refs: readonly RefEntry[],
+  trunkTracking: string | null,
+  rows: readonly { tip: string; tree: string | null }[],
+): Promise<Set<string>> {
+  if (trunkTip === null || rows.length === 0) return new Set();
+  // Times let the walk hand a far-behind root to git's count (fleet/commit-graph.ts).
+  const times = new Map(refs.flatMap((r) => (r.time === undefined ? [] : [[r.oid, r.time]])));
+  const ancestry = await readAncestry(cwd, [trunkTip, ...rows.map((r) => r.tip)], {
+    primary: trunkTip,
+    times,
+  });
+  const reached = rows.filter((r) => ancestry.isAncestor(r.tip, trunkTip)).map((r) => r.tip);
+  const candidates = rows.map((r) => ({
+    tip: r.tip,
+    tree: r.tree,
+    fork: ancestry.forkPoint(r.tip, trunkTip),
+  }));
+  const trunk = { tip: trunkTip, tree: refs.find((r) => r.ref === trunkTracking)?.tree ?? null };
+  const integrated = await findIntegratedTips(cwd, trunk, candidates, ancestry, DEFAULT_POOL_SIZE);
+  return new Set([...reached, ...integrated]);
 }
