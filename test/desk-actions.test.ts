@@ -55,12 +55,12 @@ const finishes = (r: TestRepo) =>
 const noSignal = new AbortController().signal;
 
 describe("desk and the landing queue", () => {
-  it("an entry awaiting approval shows in its row; approve (the y key) queues it, withdraw (w) takes another out; neither is offered without an entry", async () => {
+  it("an entry awaiting approval shows in its row; approve (the y key) queues it, withdraw (w) takes another out", async () => {
     repo = makeRepo();
     const a = await startWithCommit(repo, "a");
     const b = await startWithCommit(repo, "b");
-    expect(actionUnavailable(await itemFor(repo, a), "approve")).toContain(
-      "has no entry waiting in the landing queue",
+    expect(actionUnavailable(await itemFor(repo, a), "withdraw")).toContain(
+      "has no entry waiting in the landing queue and no standing grant",
     );
     for (const berth of [a, b]) {
       const { ctx } = testContext(repo.path, repo.env);
@@ -82,6 +82,37 @@ describe("desk and the landing queue", () => {
     await withdraw.apply(noSignal, () => undefined);
     expect((await itemFor(repo, b)).row.queue).toMatchObject({ state: "withdrawn" });
     expect(existsSync(b.path)).toBe(true);
+  });
+
+  it("approve on a berth not yet submitted gives a standing grant the row shows; withdraw takes it back (decision 0078)", async () => {
+    repo = makeRepo();
+    const a = await startWithCommit(repo, "a");
+    const grant = confirmable(await propose(repo, "approve", a));
+    expect(grant.command).toBe(`berth queue approve ${a.id}`);
+    expect(grant.question).toBe(
+      `Let ${a.id} land once it is submitted and green (a standing grant)?`,
+    );
+    expect((await itemFor(repo, a)).row.granted).toBe(false);
+    const granted = await grant.apply(noSignal, () => undefined);
+    expect(granted.ok, granted.text).toBe(true);
+    expect(granted.text).toContain(`${a.id} may land once it is submitted and green`);
+    const item = await itemFor(repo, a);
+    expect(item.row).toMatchObject({ granted: true, queue: null });
+    expect(actionUnavailable(item, "approve")).toContain("w takes that grant back");
+
+    const revoke = confirmable(await propose(repo, "withdraw", a));
+    expect(revoke.command).toBe(`berth queue withdraw ${a.id}`);
+    expect(revoke.question).toContain("standing grant");
+    const revoked = await revoke.apply(noSignal, () => undefined);
+    expect(revoked.ok, revoked.text).toBe(true);
+    expect((await itemFor(repo, a)).row.granted).toBe(false);
+    expect(finishes(repo).map((f) => f.verb)).toEqual(["queue approve", "queue withdraw"]);
+
+    // A grant is for work still to land: a landed berth is refused, and nothing is written.
+    repo.git(["merge", "-q", "--ff-only", a.branch]);
+    const before = refs(repo);
+    expect(actionUnavailable(await itemFor(repo, a), "approve")).toContain(`${a.id} is landed`);
+    expect(refs(repo)).toBe(before);
   });
 
   it("accept from the desk lands a berth behind the trunk through an integration commit", async () => {

@@ -42,6 +42,7 @@ function row(id: string, over: Partial<StatusRow> = {}): StatusRow {
     contained: null,
     in_progress: null,
     queue: null,
+    granted: false,
     ...over,
   };
 }
@@ -86,6 +87,12 @@ describe("the key legend", () => {
     // The help pane lists them all.
     const help = helpLines().join("\n");
     for (const key of LEGEND_KEYS) expect(help).toContain(key.help);
+  });
+
+  it("the help pane's key lines fit 80 columns (a wrapped line pushes the last keys off a 24-line screen)", () => {
+    const keyLines = helpLines().filter((line) => line.startsWith("  "));
+    expect(keyLines).toHaveLength(LEGEND_KEYS.length);
+    for (const line of keyLines) expect(line.length, line).toBeLessThanOrEqual(80);
   });
 });
 

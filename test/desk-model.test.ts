@@ -45,6 +45,7 @@ function row(id: string, over: Partial<StatusRow> = {}): StatusRow {
     contained: null,
     in_progress: null,
     queue: null,
+    granted: false,
     ...over,
   };
 }

@@ -440,6 +440,13 @@ describe("submitting, approving and withdrawing", () => {
     expect((await berth("queue")).stdout).toContain(
       `Standing grants, each landing once submitted and green: ${one.id} (since `,
     );
+    // status shows it on the berth's row too (decision 0078).
+    const status = await berth("status", "--json");
+    const row = (id: string) => status.json.data.worktrees.find((w: { id: string }) => w.id === id);
+    expect(row(one.id)).toMatchObject({ granted: true, queue: null });
+    expect((await berth("status")).stdout).toMatch(
+      new RegExp(`${one.id}.*active \\(queue: granted\\)`),
+    );
     const revoked = await berth("queue", "withdraw", one.branch);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stdout).toBe(
@@ -464,6 +471,11 @@ describe("submitting, approving and withdrawing", () => {
       authority: "approved",
     });
     expect((await berth("queue", "--json")).json.data.grants).toEqual([]);
+    const after = await berth("status", "--json");
+    expect(after.json.data.worktrees.find((w: { id: string }) => w.id === one.id)).toMatchObject({
+      granted: false,
+      queue: { state: "queued" },
+    });
   });
 
   it("accept with no terminal and no --yes: handed over for approval, then landed by a grant", async () => {

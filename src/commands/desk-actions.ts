@@ -1,4 +1,4 @@
-import type { DeskAction, DeskBerthItem } from "../core/desk/model.js";
+import { type DeskAction, type DeskBerthItem, isWaiting } from "../core/desk/model.js";
 import { planAccept } from "../core/landing/accept.js";
 import { finishLanding, submitAndLand } from "../core/landing/accept-queued.js";
 import { runGate } from "../core/landing/gate.js";
@@ -92,12 +92,12 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
     async plan(ctx, item) {
       const id = item.row.id;
       return {
-        confirmation: queueConfirmation(`Approve ${id} to land once it is green?`, [
-          "berth",
-          "queue",
-          "approve",
-          id,
-        ]),
+        confirmation: queueConfirmation(
+          isWaiting(item.row.queue?.state)
+            ? `Approve ${id} to land once it is green?`
+            : `Let ${id} land once it is submitted and green (a standing grant)?`,
+          ["berth", "queue", "approve", id],
+        ),
         note: null,
         apply: () => queueApproveCommand(ctx, id),
       };
@@ -111,7 +111,9 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
       const id = item.row.id;
       return {
         confirmation: queueConfirmation(
-          `Withdraw ${id} from the landing queue (the berth is untouched)?`,
+          isWaiting(item.row.queue?.state)
+            ? `Withdraw ${id} from the landing queue (the berth is untouched)?`
+            : `Take back ${id}'s standing grant (its next submission waits for approval)?`,
           ["berth", "queue", "withdraw", id],
         ),
         note: null,

@@ -161,12 +161,14 @@ function renderKeptRefs(data: StatusData, c: Colors): string {
 /** The row's state, and its landing-queue entry while it waits, is being landed or was rejected. */
 function stateLabel(row: StatusRow, c: Colors): string {
   const queue = row.queue;
+  // A standing grant waits for the berth's next submission (docs/decisions/0078).
+  const grant = row.granted ? ` ${c.yellow("(queue: granted)")}` : "";
   if (queue === null || queue.state === "landed" || queue.state === "withdrawn") {
-    return rowStateLabel(row, c);
+    return `${rowStateLabel(row, c)}${grant}`;
   }
   const place = queue.position === null ? "" : ` #${queue.position}`;
   const entry = `queue: ${queue.state}${place}`;
-  return `${rowStateLabel(row, c)} ${queue.state === "rejected" ? c.red(`(${entry})`) : c.yellow(`(${entry})`)}`;
+  return `${rowStateLabel(row, c)} ${queue.state === "rejected" ? c.red(`(${entry})`) : c.yellow(`(${entry})`)}${grant}`;
 }
 
 function rowStateLabel(row: StatusRow, c: Colors): string {

@@ -276,8 +276,9 @@ export function actionUnavailable(item: DeskItem | undefined, action: DeskAction
   if (row.state === "integrated" && (action === "update" || action === "accept")) {
     return `${row.id}'s work is already in the trunk by a squash or rebase merge; ${action} would put its commits there a second time (berth worktree prune clears it)`;
   }
-  if ((action === "approve" || action === "withdraw") && !isWaiting(row.queue?.state)) {
-    return `${row.id} has no entry waiting in the landing queue${row.queue ? ` (it is ${row.queue.state})` : ""}; a accepts it`;
+  if (action === "approve" || action === "withdraw") {
+    const why = queueActionUnavailable(row, action);
+    if (why !== null) return why;
   }
   if (row.prunable && action !== "drop") {
     return `${row.id}'s folder is gone; berth worktree prune clears its registration`;
@@ -286,6 +287,31 @@ export function actionUnavailable(item: DeskItem | undefined, action: DeskAction
 }
 
 /** A queue entry that approve and withdraw can still act on. */
-function isWaiting(state: string | undefined): boolean {
+export function isWaiting(state: string | undefined): boolean {
   return state === "awaiting_approval" || state === "queued";
+}
+
+/**
+ * approve acts on a waiting entry, or gives a berth not yet submitted a
+ * standing grant ("land when green", docs/decisions/0078); withdraw takes
+ * back either.
+ */
+function queueActionUnavailable(row: StatusRow, action: "approve" | "withdraw"): string | null {
+  const state = row.queue?.state;
+  if (isWaiting(state)) return null;
+  if (state === "integrating" || state === "gating") {
+    return `${row.id}'s entry is being landed now (${state}); ${action} can no longer act on it`;
+  }
+  if (action === "withdraw") {
+    return row.granted
+      ? null
+      : `${row.id} has no entry waiting in the landing queue${state ? ` (it is ${state})` : ""} and no standing grant`;
+  }
+  if (row.granted) {
+    return `${row.id} may already land once it is submitted and green; w takes that grant back`;
+  }
+  if (row.state !== "active") {
+    return `${row.id} is ${row.state}; a standing grant is for a berth whose work is still to land`;
+  }
+  return null;
 }

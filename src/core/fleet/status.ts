@@ -3,6 +3,7 @@ import { UserError } from "../../errors.js";
 import type { StatusSummary } from "../../git/parse.js";
 import { readBriefRecords } from "../../io/briefs.js";
 import type { OperationInProgress, OperationKind } from "../../io/in-progress.js";
+import { readGrants } from "../../io/queue-grants.js";
 import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
 import { portFor } from "../berth/identity.js";
@@ -71,6 +72,8 @@ export interface StatusRow {
   in_progress: OperationKind | null;
   /** Its newest landing-queue entry (spec section 11), or null when it was never submitted. */
   queue: StatusQueueEntry | null;
+  /** A standing grant (`berth queue approve` before submission) waits for its next submission. */
+  granted: boolean;
 }
 
 export interface StatusData {
@@ -149,7 +152,11 @@ export async function readStatus(
   );
   const remoteRefs =
     options.remote === true ? await remoteBerths(repo, survey.trunk.name, checkedOut) : null;
-  const queue = await readQueueByBranch(repo.location.commonDir);
+  const [queue, grants] = await Promise.all([
+    readQueueByBranch(repo.location.commonDir),
+    readGrants(repo.location.commonDir),
+  ]);
+  const granted = new Set(grants.map((g) => g.id));
   const rows = await Promise.all(
     reading.inScope.map(async (w) => {
       const verdict = containment.worktrees.get(w.entry.path);
@@ -160,6 +167,7 @@ export async function readStatus(
       );
       row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
       row.queue = (row.branch === null ? undefined : queue.get(row.branch)) ?? null;
+      row.granted = w.marker !== null && granted.has(w.marker.id);
       if (await checkouts.waitingForSlot(w)) {
         row.running = "gate (waiting for a slot)";
       }
@@ -331,6 +339,7 @@ export function toStatusRow(
     contained,
     in_progress: operation?.kind ?? null,
     queue: null,
+    granted: false,
   };
 }
 

@@ -120,6 +120,7 @@ function remark(item: DeskBerthItem): string {
       `queue: ${row.queue.state}${place}${row.queue.reason ? ` (${row.queue.reason})` : ""}`,
     );
   }
+  if (row.granted) parts.push("queue: granted (lands once submitted and green)");
   if (item.group === "contained" && row.contained !== null) {
     parts.push(`contained in ${row.contained.container} (+${row.contained.container_ahead})`);
   }
@@ -323,12 +324,12 @@ export const LEGEND_KEYS: readonly LegendKey[] = [
   {
     key: "y",
     label: "approve",
-    help: "approve: let the berth's waiting queue entry land (land when green)",
+    help: "approve: let its waiting entry land, or grant it: land when green",
   },
   {
     key: "w",
     label: "withdraw",
-    help: "withdraw: take the berth's entry out of the landing queue",
+    help: "withdraw: take its entry out of the queue, or take back its grant",
   },
   { key: "r", label: "reclaim", help: "reclaim a contained berth (its branch is kept)" },
   { key: "p", label: "park", help: "park: tear the berth down, keep its branch, title and brief" },
