@@ -510,6 +510,26 @@ describe("submitting, approving and withdrawing", () => {
     expect((await berth("queue")).json.data.grants).toEqual([]);
   });
 
+  it("a standing grant does not finish a landing with no one to ask: the berth stays until a person confirms", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env } = fx;
+    const main = repo.path;
+    const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: main, env });
+    const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
+    // Its tip is already on the trunk: accept would only finish (tear it down, delete its branch).
+    repo.git(["merge", "-q", "--ff-only", one.branch]);
+    expect((await berth("queue", "approve", one.id)).json.data.grant).toBe(one.id);
+    const refused = await berth("accept", one.id);
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.code).toBe("confirmation_required");
+    expect(existsSync(one.path)).toBe(true);
+    expect(berthBranches(repo)).toEqual([one.branch]);
+    const confirmed = await berth("accept", one.id, "--yes");
+    expect(confirmed.code, confirmed.stderr).toBe(0);
+    expect(existsSync(one.path)).toBe(false);
+  });
+
   it("[acceptance].pre_authorized: accept without --yes and without a terminal lands", async () => {
     const fx = queueFixture(`${recordingGate()}\n[acceptance]\npre_authorized = true\n`);
     repo = fx.repo;
