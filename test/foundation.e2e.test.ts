@@ -103,6 +103,38 @@ describe("berth start", () => {
     expect(repo.git(["for-each-ref"])).toBe(before);
   });
 
+  it("a branch only a remote has: start and update name it as <remote>/<branch>, changing nothing", async () => {
+    repo = makeRepo();
+    const head = repo.git(["rev-parse", "HEAD"]);
+    // As a fetch leaves it: origin's branch, no local one of that name.
+    repo.git(["update-ref", "refs/remotes/origin/feature/x", head]);
+    const before = repo.git(["for-each-ref"]);
+    const run = await berth(["start", "y", "--from", "feature/x", "--json"], repo.path, repo.env);
+    expect(run.code).toBe(1);
+    expect(run.json.error).toMatchObject({
+      code: "unknown_target",
+      message:
+        '"feature/x" is not a local branch, tag or commit; origin/feature/x is that branch as last fetched from origin: name it so.',
+      next: "berth start --from origin/feature/x",
+    });
+    expect(repo.git(["for-each-ref"])).toBe(before);
+    expect(existsSync(join(repo.dir.path, "repo.worktrees"))).toBe(false);
+
+    const started = await berth(
+      ["start", "y", "--from", "origin/feature/x", "--json"],
+      repo.path,
+      repo.env,
+    );
+    expect(started.code, started.stderr).toBe(0);
+    const update = await berth(
+      ["update", "--from", "feature/x", "--json"],
+      started.json.data.path,
+      repo.env,
+    );
+    expect(update.code).toBe(1);
+    expect(update.json.error.next).toBe("berth update --from origin/feature/x");
+  });
+
   it("refuses in a repository without commits, and without a trunk", async () => {
     repo = makeRepo({ empty: true });
     const empty = await berth(["start", "x", "--json"], repo.path, repo.env);

@@ -251,24 +251,7 @@ async function chooseSource(
   trunk: Trunk,
   from: string | undefined,
 ): Promise<ResolvedBase> {
-  if (from !== undefined) {
-    try {
-      return await resolveBase(path, from, refs);
-    } catch (error) {
-      // resolveBase speaks for `start`; point at this verb instead.
-      if (error instanceof UserError) {
-        const candidate = ambiguousCandidate(error);
-        throw new UserError(error.code, error.message, {
-          next:
-            candidate === null
-              ? error.next
-              : shellCommand(["berth", "update", "--from", candidate]),
-          data: error.data,
-        });
-      }
-      throw error;
-    }
-  }
+  if (from !== undefined) return resolveBase(path, from, refs, "update");
   const { name, tip } = requireTrunk(
     trunk,
     `nothing to merge (name a source with berth update --from <ref>, or set [repository].trunk in ${repo.config.file ?? "berth.toml"})`,
@@ -276,14 +259,6 @@ async function chooseSource(
   );
   // By name: the trunk's own tip, whatever any checkout has checked out.
   return { name, ref: `refs/heads/${name}`, commit: tip };
-}
-
-/** The first full ref an ambiguous `--from` could mean, from resolveBase's candidates. */
-function ambiguousCandidate(error: UserError): string | null {
-  if (error.code !== "ambiguous_target") return null;
-  const candidates = (error.data as { candidates?: { ref?: unknown }[] } | undefined)?.candidates;
-  const ref = candidates?.[0]?.ref;
-  return typeof ref === "string" ? ref : null;
 }
 
 /**

@@ -33,7 +33,7 @@ export async function chooseBase(
   refs: Awaited<ReturnType<typeof listRefs>>,
   from: string | undefined,
 ): Promise<ResolvedBase> {
-  if (from !== undefined) return resolveBase(repo.location.cwd, from, refs);
+  if (from !== undefined) return resolveBase(repo.location.cwd, from, refs, "start");
   const trunk = detectTrunk(repo.config, refs);
   if (trunk.name === null || trunk.tip === null) {
     throw new UserError(

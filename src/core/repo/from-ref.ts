@@ -12,15 +12,18 @@ export interface ResolvedBase {
 }
 
 /**
- * Resolves `--from <ref>`: a branch, tag, remote branch or commit. A name that
- * is both a branch and a tag (or matches nothing) is refused with the candidates,
- * never guessed.
+ * Resolves `--from <ref>` for `berth <verb>`: a branch, tag, remote branch or
+ * commit. A name that is both a branch and a tag (or matches nothing) is
+ * refused with the candidates, never guessed; a branch that only a remote has
+ * is named as `<remote>/<branch>`.
  */
 export async function resolveBase(
   cwd: string,
   name: string,
   refs: readonly RefEntry[],
+  verb: "start" | "update",
 ): Promise<ResolvedBase> {
+  const retry = (from: string) => shellCommand(["berth", verb, "--from", from]);
   const full = name.startsWith("refs/") ? [name] : [];
   const wanted = new Set([
     ...full,
@@ -35,7 +38,7 @@ export async function resolveBase(
       "ambiguous_target",
       `"${name}" names more than one ref: ${list.join(", ")}; name the full ref you mean.`,
       {
-        next: shellCommand(["berth", "start", "--from", matches[0]?.ref ?? name]),
+        next: retry(matches[0]?.ref ?? name),
         data: { candidates: matches.map((m) => ({ ref: m.ref, commit: m.peeled ?? m.oid })) },
       },
     );
@@ -55,6 +58,19 @@ export async function resolveBase(
   // Not a ref name: a commit id or any other revision git understands.
   const commit = /^-/.test(name) ? null : await resolveCommit(cwd, name);
   if (commit !== null) return { name, ref: null, commit };
+  // As git's own checkout would find it: the branch as last fetched from exactly one remote.
+  const onRemotes = refs.flatMap((r) => {
+    const short = r.ref.slice("refs/remotes/".length);
+    return r.ref.startsWith("refs/remotes/") && isRemoteBranch(short, name) ? [short] : [];
+  });
+  const [onRemote] = onRemotes;
+  if (onRemotes.length === 1 && onRemote !== undefined) {
+    throw new UserError(
+      "unknown_target",
+      `"${name}" is not a local branch, tag or commit; ${onRemote} is that branch as last fetched from ${onRemote.slice(0, -name.length - 1)}: name it so.`,
+      { next: retry(onRemote), data: { candidates: [`refs/remotes/${onRemote}`] } },
+    );
+  }
   const similar = refs
     .filter((r) => r.ref.startsWith("refs/heads/") || r.ref.startsWith("refs/tags/"))
     .filter((r) => r.ref.toLowerCase().includes(name.toLowerCase()))
@@ -66,6 +82,12 @@ export async function resolveBase(
       (similar.length > 0 ? ` Similar: ${similar.join(", ")}.` : ""),
     { next: listRefsCommand(cwd), data: { candidates: similar } },
   );
+}
+
+/** `<remote>/<name>` for a remote whose name has no slash (which git's own guess needs too). */
+function isRemoteBranch(short: string, name: string): boolean {
+  const remote = short.slice(0, -name.length - 1);
+  return short.endsWith(`/${name}`) && remote !== "" && !remote.includes("/");
 }
 
 /** The git command that lists the branches and tags `--from` can name. */
