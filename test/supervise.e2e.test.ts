@@ -119,6 +119,24 @@ describe("titles and briefs", () => {
     expect(atStart.code).toBe(2);
     expect(atStart.json.error.next).toBe("berth start --help");
 
+    // The main checkout is not a berth: neither shown nor titled, by path or by its branch.
+    for (const target of [r.path, "main"]) {
+      const onMain = await berth(r, ["describe", target, "--title", "Trunk", "--json"]);
+      expect(onMain.code, target).toBe(1);
+      expect(onMain.json.error).toMatchObject({
+        code: "precondition_failed",
+        next: "berth status",
+      });
+      expect(onMain.json.error.message).toContain("is the main checkout, not a berth");
+    }
+    expect((await status(r)).worktrees.find((w) => w.branch === "main")?.title).toBeNull();
+    // A record an earlier berth wrote for the trunk is not the main checkout's title either.
+    writeFileSync(
+      join(r.path, ".git", "berth", "briefs", "main.json"),
+      `${JSON.stringify({ version: 1, branch: "main", title: "Trunk", brief: null, parked: null, updated_at: "2026-12-01T00:00:00Z" })}\n`,
+    );
+    expect((await status(r)).worktrees.find((w) => w.branch === "main")?.title).toBeNull();
+
     // Human status shows the title column.
     const human = await berth(r, ["status"]);
     expect(human.stdout).toMatch(/id +title +branch/);

@@ -80,6 +80,14 @@ function findSubject(
   try {
     const worktree = resolveTarget(survey, cwd, argument, "describe");
     const { entry } = worktree;
+    if (worktree.isMain) {
+      // Its branch is the trunk: a title there would stand for every berth's base, not one line of work.
+      throw new UserError(
+        "precondition_failed",
+        `${entry.path} is the main checkout, not a berth; a title and brief describe one berth's line of work. Name a berth by its id, path or branch.`,
+        { next: shellCommand(["berth", "status"]) },
+      );
+    }
     if (entry.branch === null || entry.detached) {
       throw new UserError(
         "precondition_failed",

@@ -165,7 +165,9 @@ export async function readStatus(
         toStatusRow(survey, w, checkouts.operation(w), receipts.get(w.entry.path), evidence),
         activity,
       );
-      row.title = w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
+      // The main checkout is no berth (describe refuses it): a record on the trunk is not its title.
+      row.title =
+        w.isMain || w.entry.branch === null ? null : (records.get(w.entry.branch)?.title ?? null);
       row.queue = (row.branch === null ? undefined : queue.get(row.branch)) ?? null;
       row.granted = w.marker !== null && granted.has(w.marker.id);
       if (await checkouts.waitingForSlot(w)) {
