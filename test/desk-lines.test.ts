@@ -11,6 +11,8 @@ import {
   OVERLAP_MARK,
   splitKeys,
 } from "../src/ui/desk/lines.js";
+import { lastActionLabel, renderStatus } from "../src/ui/status-view.js";
+import { colorsFor } from "../src/ui/style.js";
 
 /** The desk's text at fifty rows: a legend that fits, titles, overlap marks, keys in chunks. */
 
@@ -149,6 +151,43 @@ describe("the detail pane", () => {
     expect(lines).toContain("  \\x1b[2Jwiped\\x9b");
     expect(lines.join("\n")).not.toContain("\u001b");
     expect(lines.join("\n")).not.toContain("\u009b");
+  });
+});
+
+describe("the last verb beside a row's activity", () => {
+  const hoursAgo = (h: number) => new Date(NOW.getTime() - h * 3_600_000).toISOString();
+  const describedEarlier = row("a-1", {
+    last_activity: NOW.toISOString(),
+    last_action: { verb: "describe", outcome: "ok", at: hoursAgo(3) },
+  });
+
+  it("carries its own age when the activity is newer (an edit since), else the verb alone", () => {
+    expect(lastActionLabel(describedEarlier, NOW)).toBe("describe 3h ago");
+    const gated = row("a-2", {
+      last_activity: hoursAgo(1),
+      last_action: { verb: "gate", outcome: "refused", at: hoursAgo(1) },
+    });
+    expect(lastActionLabel(gated, NOW)).toBe("gate refused");
+    expect(lastActionLabel(row("a-3"), NOW)).toBeNull();
+  });
+
+  it("in status's table and the desk's detail", () => {
+    const data = {
+      trunk: { name: "main", tip: "d".repeat(40) },
+      scope: "fleet" as const,
+      worktrees: [describedEarlier],
+      refs: [],
+      landings: [],
+      overlaps: [],
+    };
+    expect(renderStatus(data, colorsFor(false, {}), NOW)).toContain("just now (describe 3h ago)");
+    const model = buildDeskModel(data, NOW);
+    const item = model.items.find((i) => i.kind === "berth");
+    if (item === undefined) throw new Error("no berth item");
+    const detail = { commits: [], files: [], fileCount: 0, receipt: null, brief: null };
+    expect(detailLines(item, detail, model, NOW).join("\n")).toContain(
+      "activity just now (last: describe 3h ago)",
+    );
   });
 });
 

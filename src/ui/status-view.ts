@@ -215,10 +215,23 @@ function activityLabel(row: StatusRow, c: Colors, now: Date): string {
   if (row.running) return c.yellow(runningLabel(row.running));
   if (row.last_activity === null) return c.dim("-");
   const age = ageLabel(now.getTime() - Date.parse(row.last_activity));
+  const action = lastActionLabel(row, now);
+  return action === null ? age : `${age} ${c.dim(`(${action})`)}`;
+}
+
+/**
+ * The row's last verb ("gate", "accept refused"), with its own age when the
+ * row's activity is newer (a commit or an edit since): "just now (describe)"
+ * would say describe ran just now.
+ */
+export function lastActionLabel(row: StatusRow, now: Date): string | null {
   const action = row.last_action;
-  if (action === null) return age;
+  if (action === null) return null;
   const done = action.outcome === "ok" ? action.verb : `${action.verb} ${action.outcome}`;
-  return `${age} ${c.dim(`(${done})`)}`;
+  const age = ageLabel(now.getTime() - Date.parse(action.at));
+  const activity =
+    row.last_activity === null ? null : ageLabel(now.getTime() - Date.parse(row.last_activity));
+  return activity === age ? done : `${done} ${age}`;
 }
 
 /** "running gate", or "interrupted gate" for a verb whose process is gone (status's `running`). */

@@ -4,7 +4,7 @@ import type { DeskBerthItem, DeskItem, DeskModel, DeskRefItem } from "../../core
 import type { StatusRow } from "../../core/fleet/status.js";
 import { NO_CHECKS_LABEL } from "../../core/landing/gate.js";
 import { shellCommand, shortOid, visibleControls } from "../../text.js";
-import { ageLabel, runningLabel } from "../status-view.js";
+import { ageLabel, lastActionLabel, runningLabel } from "../status-view.js";
 
 /**
  * The desk's text, line by line: pure functions from the model (and the
@@ -228,9 +228,8 @@ export function detailLines(
     lines.push(
       `  branch   ${row.branch ?? "(detached)"} at ${shortOid(row.head)}; ${aheadBehind(row)} against ${trunk}; ${treeLabel(row)}; state ${row.state}`,
     );
-    const action = row.last_action
-      ? ` (last: ${row.last_action.verb} ${row.last_action.outcome})`
-      : "";
+    const last = lastActionLabel(row, now);
+    const action = last === null ? "" : ` (last: ${last})`;
     lines.push(
       `  activity ${row.running ? runningLabel(row.running) : activityLabel(row, now)}${action}; port ${row.port ?? "-"}`,
     );
