@@ -1,3 +1,4 @@
+import type { Context } from "../context.js";
 import { type DeskAction, type DeskBerthItem, isWaiting } from "../core/desk/model.js";
 import { planAccept } from "../core/landing/accept.js";
 import { finishLanding, submitAndLand } from "../core/landing/accept-queued.js";
@@ -12,6 +13,7 @@ import { acceptConfirmation, acceptOutcome } from "./accept.js";
 import { type DeskActionEnvironment, type DeskVerb, runDeskAction } from "./desk-run.js";
 import { gateConfirmation, gateOutcome } from "./gate.js";
 import { applyUntil } from "./interrupt.js";
+import type { CommandOutcome } from "./outcome.js";
 import { queueApproveCommand, queueConfirmation, queueWithdrawCommand } from "./queue.js";
 import { updateConfirmation, updateOutcome } from "./update.js";
 import { dropConfirmation, dropOutcome } from "./worktree-drop.js";
@@ -28,6 +30,30 @@ import { applyReclaim, planReclaim, reclaimConfirmation } from "./worktree-recla
  */
 
 export type { DeskActionEnvironment } from "./desk-run.js";
+
+/**
+ * `berth queue approve|withdraw <id>`: one line naming the command, asked of
+ * the waiting entry or, with none, of the standing grant (decision 0078).
+ */
+function queueAction(
+  verb: "approve" | "withdraw",
+  run: (ctx: Context, id: string) => Promise<CommandOutcome>,
+  question: { entry: (id: string) => string; grant: (id: string) => string },
+): DeskVerb {
+  return {
+    verb: `queue ${verb}`,
+    inBerth: false,
+    async plan(ctx, item) {
+      const id = item.row.id;
+      const asked = isWaiting(item.row.queue?.state) ? question.entry(id) : question.grant(id);
+      return {
+        confirmation: queueConfirmation(asked, ["berth", "queue", verb, id]),
+        note: null,
+        apply: () => run(ctx, id),
+      };
+    },
+  };
+}
 
 const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
   gate: {
@@ -85,42 +111,16 @@ const DESK_VERBS: Record<Exclude<DeskAction, "shell">, DeskVerb> = {
     },
   },
 
-  /** The desk's approve key: the waiting entry may land (the next lander lands it). */
-  approve: {
-    verb: "queue approve",
-    inBerth: false,
-    async plan(ctx, item) {
-      const id = item.row.id;
-      return {
-        confirmation: queueConfirmation(
-          isWaiting(item.row.queue?.state)
-            ? `Approve ${id} to land once it is green?`
-            : `Let ${id} land once it is submitted and green (a standing grant)?`,
-          ["berth", "queue", "approve", id],
-        ),
-        note: null,
-        apply: () => queueApproveCommand(ctx, id),
-      };
-    },
-  },
+  /** The desk's approve key: the waiting entry may land (the next lander lands it), or a grant. */
+  approve: queueAction("approve", queueApproveCommand, {
+    entry: (id) => `Approve ${id} to land once it is green?`,
+    grant: (id) => `Let ${id} land once it is submitted and green (a standing grant)?`,
+  }),
 
-  withdraw: {
-    verb: "queue withdraw",
-    inBerth: false,
-    async plan(ctx, item) {
-      const id = item.row.id;
-      return {
-        confirmation: queueConfirmation(
-          isWaiting(item.row.queue?.state)
-            ? `Withdraw ${id} from the landing queue (the berth is untouched)?`
-            : `Take back ${id}'s standing grant (its next submission waits for approval)?`,
-          ["berth", "queue", "withdraw", id],
-        ),
-        note: null,
-        apply: () => queueWithdrawCommand(ctx, id),
-      };
-    },
-  },
+  withdraw: queueAction("withdraw", queueWithdrawCommand, {
+    entry: (id) => `Withdraw ${id} from the landing queue (the berth is untouched)?`,
+    grant: (id) => `Take back ${id}'s standing grant (its next submission waits for approval)?`,
+  }),
 
   /** One contained berth: exactly `berth worktree reclaim <id>`. */
   reclaim: {
