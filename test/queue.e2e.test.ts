@@ -510,6 +510,29 @@ describe("submitting, approving and withdrawing", () => {
     expect((await berth("queue")).json.data.grants).toEqual([]);
   });
 
+  it("a person's accept --yes takes up the berth's standing grant: after its rejection, a new tip waits for approval", async () => {
+    const fx = queueFixture(recordingGate("! test -e forbidden.txt"));
+    repo = fx.repo;
+    const { env } = fx;
+    const main = repo.path;
+    const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: main, env });
+    const bad = await berthWith(repo, env, "bad", { "forbidden.txt": "no\n" });
+    // The trunk moves on: the landing is gated on an integration commit, in the queue.
+    repo.write("elsewhere.txt", "moved\n");
+    repo.commit("trunk moves on");
+    expect((await berth("queue", "approve", bad.id)).json.data.grant).toBe(bad.id);
+    const rejected = await berth("accept", bad.id, "--yes");
+    expect(rejected.json.error?.code).toBe("rejected");
+    expect((await berth("queue")).json.data.grants).toEqual([]);
+    // Fixed at a new tip; no one confirms it this time, and the used grant does not stand in.
+    repo.git(["rm", "-q", "forbidden.txt"], bad.path);
+    repo.commit("drop forbidden.txt", bad.path);
+    const trunkBefore = tip(repo, "main");
+    const handed = await berth("accept", bad.id);
+    expect(handed.json.error?.code).toBe("awaiting_approval");
+    expect(tip(repo, "main")).toBe(trunkBefore);
+  });
+
   it("a standing grant does not finish a landing with no one to ask: the berth stays until a person confirms", async () => {
     const fx = queueFixture(recordingGate());
     repo = fx.repo;

@@ -551,7 +551,11 @@ function noteAuthority(
     (path === null ? undefined : worktreeAt(before, path))?.head ?? null;
   if (op.kind === "accept") {
     const w = acceptSubject(op, before);
-    if (w?.markerId) world.authorized.set(w.markerId, w.head);
+    if (w?.markerId) {
+      world.authorized.set(w.markerId, w.head);
+      // Its submission takes up a grant given before it, as every submission does.
+      if (newEntryOf(before, after, w.markerId)) world.grants.delete(w.markerId);
+    }
   } else if ((op.kind === "submit" || op.kind === "agent-accept") && submitted(op, before, after)) {
     // A submission takes up a grant given before it (and ends it).
     const granted = world.grants.delete(op.target);
@@ -614,8 +618,13 @@ function submitted(
   before: Snapshot,
   after: Snapshot,
 ): boolean {
+  return newEntryOf(before, after, op.target);
+}
+
+/** Whether the queue holds an entry row for `id` it did not hold before (a new or changed one). */
+function newEntryOf(before: Snapshot, after: Snapshot, id: string): boolean {
   const was = new Set(before.queue.map((e) => JSON.stringify(e)));
-  return after.queue.some((e) => e.id === op.target && !was.has(JSON.stringify(e)));
+  return after.queue.some((e) => e.id === id && !was.has(JSON.stringify(e)));
 }
 
 /** The checkout an accept names, when it names one. */
