@@ -124,6 +124,7 @@ describe("desk and the landing queue", () => {
     const accept = confirmable(await propose(repo, "accept", a));
     const result = await accept.apply(noSignal, () => undefined);
     expect(result.ok, result.text).toBe(true);
+    expect(result.text).toContain("(1 commit(s) and an integration commit, validated by the gate)");
     expect(repo.git(["rev-parse", "main^1"])).toBe(moved);
     expect(repo.git(["rev-parse", "main^2"])).toBe(aTip);
     expect(existsSync(a.path)).toBe(false);

@@ -117,6 +117,9 @@ export function renderAccept(
   }
   const landing = data.landing;
   if (landing.trunk_landed) {
+    // The berth's own commits are counted; the trunk also gained the merge the gate ran on.
+    const throughMerge =
+      data.queue?.landed?.via === "integration" ? " and an integration commit" : "";
     const how =
       data.validated.by === "trunk"
         ? "already landed"
@@ -124,7 +127,7 @@ export function renderAccept(
     out.push(
       data.resumed
         ? `${result.ok ? "finished accepting" : "finishing"} ${c.bold(data.id)}: ${data.branch} is on ${data.trunk.name} (${shortOid(data.validated.commit)}, ${how})`
-        : `${result.ok ? "accepted" : "landed"} ${c.bold(data.id)}: ${data.trunk.name} ${shortOid(data.trunk.old)} -> ${shortOid(data.trunk.new)} (${data.commit_count} commit(s), ${how})`,
+        : `${result.ok ? "accepted" : "landed"} ${c.bold(data.id)}: ${data.trunk.name} ${shortOid(data.trunk.old)} -> ${shortOid(data.trunk.new)} (${data.commit_count} commit(s)${throughMerge}, ${how})`,
     );
     if (landing.main_checkout_updated === true) {
       out.push(`  updated   the main checkout's files (${data.main_checkout.path})`);
