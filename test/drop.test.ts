@@ -364,6 +364,16 @@ describe("the confirmation", () => {
       largest: [{ path: "build", bytes: 1020 }],
     });
     expect(fleetSnapshot(repo)).toBe(before);
+
+    // With --yes no plan is shown: the result says which ignored files went.
+    const dropped = await runBerth(["worktree", "drop", berth.id, "--yes"], {
+      cwd: repo.path,
+      env,
+    });
+    expect(dropped.code, dropped.stderr).toBe(0);
+    expect(dropped.stdout + dropped.stderr).toContain(
+      `  removed   ${berth.path}, with 2 ignored file(s), 1020 bytes (largest: build 1020 bytes)\n`,
+    );
   });
 
   it("--dry-run prints the plan and changes nothing", async () => {

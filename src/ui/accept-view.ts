@@ -6,6 +6,7 @@ import { shortOid, visibleControls } from "../text.js";
 import { renderGate } from "./gate-view.js";
 import { renderRefusal } from "./refusal.js";
 import type { Colors } from "./style.js";
+import { removedLine } from "./worktree-view.js";
 
 /** `berth accept` for a person: the plan (confirmation, dry run) and what happened. */
 
@@ -133,7 +134,8 @@ export function renderAccept(
       out.push(`  updated   the main checkout's files (${data.main_checkout.path})`);
     }
     if (data.destroyed.length > 0) out.push(`  destroyed resources ${data.destroyed.join(", ")}`);
-    if (landing.worktree_removed && data.path !== null) out.push(`  removed   ${data.path}`);
+    if (landing.worktree_removed && data.path !== null)
+      out.push(removedLine(data.path, data.ignored));
     if (landing.branch_deleted && data.delete_branch !== null) {
       out.push(`  deleted   branch ${data.delete_branch}`);
     }

@@ -3,6 +3,7 @@ import { describeIgnored } from "../io/disk-usage.js";
 import type { PlanApplyResult } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
+import { removedLine } from "./worktree-view.js";
 
 /** Human views of `berth worktree park`: what is kept and destroyed, and the result. */
 
@@ -39,7 +40,7 @@ export function renderParkResult(result: PlanApplyResult<ParkData>, c: Colors): 
   if (data.resources_destroyed.length > 0) {
     lines.push(`  destroyed resources ${data.resources_destroyed.join(", ")}`);
   }
-  if (data.worktree_removed) lines.push(`  removed   ${data.path}`);
+  if (data.worktree_removed) lines.push(removedLine(data.path, data.ignored));
   lines.push(`  kept      branch ${data.branch} at ${shortOid(data.head)}`);
   lines.push(`  resume:   ${data.resume}`);
   return `${lines.join("\n")}\n`;

@@ -2,7 +2,7 @@ import type { WorktreeSetupData } from "../core/lifecycle/converge-setup.js";
 import type { WorktreeTeardownData } from "../core/lifecycle/destroy-resources.js";
 import type { DropData } from "../core/lifecycle/drop.js";
 import { describeReason } from "../core/lifecycle/drop-reasons.js";
-import { describeIgnored } from "../io/disk-usage.js";
+import { type DiskUsage, describeIgnored } from "../io/disk-usage.js";
 import type { PlanApplyResult, PlanStep } from "../result.js";
 import { shortOid } from "../text.js";
 import type { Colors } from "./style.js";
@@ -48,11 +48,20 @@ export function renderDropResult(result: PlanApplyResult<DropData>, c: Colors): 
   if (data.resources_destroyed.length > 0) {
     lines.push(`  destroyed resources ${data.resources_destroyed.join(", ")}`);
   }
-  if (data.worktree_removed) lines.push(`  removed   ${data.path}`);
+  if (data.worktree_removed) lines.push(removedLine(data.path, data.ignored));
   if (data.branch_deleted && data.delete_branch)
     lines.push(`  deleted   branch ${data.delete_branch}`);
   if (data.recovery_ref) lines.push(`  kept      ${data.recovery_ref}`);
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * "removed <path>", and the ignored files that went with it: with `--yes` no
+ * plan was shown, so the result is where a person learns of them.
+ */
+export function removedLine(path: string, ignored: DiskUsage | null): string {
+  const went = ignored !== null && ignored.files > 0 ? `, with ${describeIgnored(ignored)}` : "";
+  return `  removed   ${path}${went}`;
 }
 
 export function renderWorktreeSetup(result: PlanApplyResult<WorktreeSetupData>, c: Colors): string {
