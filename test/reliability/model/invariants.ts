@@ -535,7 +535,7 @@ function checkQueue(
 
 /**
  * The model's record of authority (spec section 11), kept from the verbs
- * alone: a person's `accept --yes` confirms the berth's tip; `queue approve`
+ * alone: a person's `accept --yes` that submitted confirms the berth's tip; `queue approve`
  * approves an open entry's tip, or (no entry) grants the next submission; an
  * agent's submission keeps a confirmation only for the tip it was given at
  * (decision 0069); a withdrawal ends it, or the grant.
@@ -551,10 +551,11 @@ function noteAuthority(
     (path === null ? undefined : worktreeAt(before, path))?.head ?? null;
   if (op.kind === "accept") {
     const w = acceptSubject(op, before);
-    if (w?.markerId) {
+    // Only a submission carries the confirmation (and takes up a grant given before it):
+    // an accept refused before it submitted confirmed nothing.
+    if (w?.markerId && newEntryOf(before, after, w.markerId)) {
       world.authorized.set(w.markerId, w.head);
-      // Its submission takes up a grant given before it, as every submission does.
-      if (newEntryOf(before, after, w.markerId)) world.grants.delete(w.markerId);
+      world.grants.delete(w.markerId);
     }
   } else if ((op.kind === "submit" || op.kind === "agent-accept") && submitted(op, before, after)) {
     // A submission takes up a grant given before it (and ends it).
