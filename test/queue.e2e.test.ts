@@ -476,6 +476,17 @@ describe("submitting, approving and withdrawing", () => {
       granted: false,
       queue: { state: "queued" },
     });
+
+    // Work already on the trunk has nothing still to land: no grant is written (decision 0078).
+    const two = await berthWith(repo, env, "two", { "two.txt": "2\n" });
+    repo.git(["merge", "-q", "--ff-only", two.branch]);
+    const landed = await berth("queue", "approve", two.id, "--json");
+    expect(landed.code).toBe(1);
+    expect(landed.json.error).toMatchObject({
+      code: "precondition_failed",
+      message: `${two.id}'s work is already on main; a standing grant is for work still to land.`,
+    });
+    expect((await berth("queue", "--json")).json.data.grants).toEqual([]);
   });
 
   it("accept with no terminal and no --yes: handed over for approval, then landed by a grant", async () => {
@@ -540,9 +551,9 @@ describe("submitting, approving and withdrawing", () => {
     const main = repo.path;
     const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: main, env });
     const one = await berthWith(repo, env, "one", { "one.txt": "1\n" });
-    // Its tip is already on the trunk: accept would only finish (tear it down, delete its branch).
-    repo.git(["merge", "-q", "--ff-only", one.branch]);
+    // Granted, then landed by hand: accept would only finish (tear it down, delete its branch).
     expect((await berth("queue", "approve", one.id)).json.data.grant).toBe(one.id);
+    repo.git(["merge", "-q", "--ff-only", one.branch]);
     const refused = await berth("accept", one.id);
     expect(refused.code).toBe(1);
     expect(refused.json.error.code).toBe("confirmation_required");

@@ -209,6 +209,14 @@ export async function approveEntry(
         next: shellCommand(["berth", "status"]),
       });
     }
+    if (berth.landed || berth.integrated) {
+      // As the desk refuses it (decision 0078): nothing of it is still to land.
+      throw new UserError(
+        "precondition_failed",
+        `${id}'s work is already on ${survey.trunk.name ?? "the trunk"}; a standing grant is for work still to land.`,
+        { next: shellCommand(["berth", "worktree", "prune", "--dry-run"]) },
+      );
+    }
     await writeGrant(repo.location.commonDir, { id, at: ctx.now().toISOString() });
     return {
       ok: true,
