@@ -47,6 +47,32 @@ export async function readNote(cwd: string, ref: string, commit: string): Promis
 }
 
 /**
+ * The notes on many commits under one notes ref, in one `git log --no-walk`
+ * process: what readNote would answer for each (null: no note). Only `ref`'s
+ * notes are shown, whatever notes the user's config displays.
+ */
+export async function readNotes(
+  cwd: string,
+  ref: string,
+  commits: readonly string[],
+): Promise<Map<string, string | null>> {
+  const unique = [...new Set(commits)];
+  const notes = new Map<string, string | null>(unique.map((commit) => [commit, null]));
+  if (unique.length === 0) return notes;
+  const format = "--format=%H%x00%N%x01";
+  const { stdout } = await runGit(
+    ["log", "--no-walk=unsorted", "--stdin", "--no-notes", `--notes=${ref}`, format],
+    { cwd, input: unique.map((commit) => `${commit}\n`).join("") },
+  );
+  // Each record is "<commit>\0<note>\x01\n"; git never writes an empty note.
+  for (const record of stdout.split("\x01\n")) {
+    const at = record.indexOf("\0");
+    if (at > 0 && at < record.length - 1) notes.set(record.slice(0, at), record.slice(at + 1));
+  }
+  return notes;
+}
+
+/**
  * Merges the notes of `other` (a full notes ref) into `refs/notes/<ref>`,
  * concatenating both notes on a commit that has one on each side, sorted,
  * duplicate lines once (`cat_sort_uniq`): a one-line note per record never

@@ -6,14 +6,15 @@ import { gateDefinitionOf } from "../landing/gate-definition.js";
 import {
   notesHonor,
   RECEIPT_NOTES,
-  readReceiptNotes,
+  type ReceiptNote,
+  readReceiptNotesOf,
   remoteNotesRef,
 } from "../landing/receipt-notes.js";
 import { remoteFailed } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
 import { readAncestry } from "./commit-graph.js";
 import { findIntegratedTips, remoteTrunkRef } from "./integration.js";
-import { DEFAULT_POOL_SIZE, mapPool } from "./pool.js";
+import { DEFAULT_POOL_SIZE } from "./pool.js";
 
 /**
  * `berth status --remote` (spec section 13, docs/decisions/0054): berth
@@ -23,8 +24,9 @@ import { DEFAULT_POOL_SIZE, mapPool } from "./pool.js";
  * refs/remotes/<remote>/<prefix>...), the trunk and, when the remote has
  * them, the receipt notes; one for-each-ref (tips and trees); one walk of the
  * history from the tips and the trunk (whether the trunk reaches each), the
- * integrated rule over the rest at once (./integration.ts); and per listed
- * branch one `git notes show`, judged by receipt-notes.ts `notesHonor`.
+ * integrated rule over the rest at once (./integration.ts); and beside them
+ * one `git log --no-walk` reading every tip's note, judged by receipt-notes.ts
+ * `notesHonor`.
  */
 
 export interface RemoteBerth {
@@ -38,8 +40,6 @@ export interface RemoteBerth {
   /** A receipt note honors the tip (its commit, its tree, this gate). */
   green: boolean;
 }
-
-type RemoteAnswer = Pick<RemoteBerth, "landed" | "green">;
 
 export async function readRemoteBerths(
   repo: Repository,
@@ -75,16 +75,22 @@ export async function readRemoteBerths(
   const rows = refs
     .map((r) => ({ branch: r.ref.slice(under.length), tip: r.oid, tree: r.tree }))
     .filter((r) => r.branch.startsWith(prefix) && !checkedOut.has(r.branch));
-  const landed = await landedTips(cwd, trunkTip, refs, trunkTracking, rows);
-  const answers = await mapPool(rows, DEFAULT_POOL_SIZE, async (r) => {
-    if (!listed.tips.has(notes) || r.tree === null)
-      return { landed: landed.has(r.tip), green: false };
-    const found = await readReceiptNotes(cwd, tracking, r.tip);
-    const green = notesHonor(found, r.tip, r.tree as string, gate.digest, declared);
-    return { landed: landed.has(r.tip), green };
-  });
+  const [landed, receipts] = await Promise.all([
+    landedTips(cwd, trunkTip, refs, trunkTracking, rows),
+    listed.tips.has(notes)
+      ? readReceiptNotesOf(
+          cwd,
+          tracking,
+          rows.map((r) => r.tip),
+        )
+      : new Map<string, ReceiptNote[]>(),
+  ]);
   return rows
-    .map((r, i) => ({ remote, branch: r.branch, tip: r.tip, ...(answers[i] as RemoteAnswer) }))
+    .map((r) => {
+      const found = receipts.get(r.tip) ?? [];
+      const green = r.tree !== null && notesHonor(found, r.tip, r.tree, gate.digest, declared);
+      return { remote, branch: r.branch, tip: r.tip, landed: landed.has(r.tip), green };
+    })
     .sort((a, b) => naturalCompare(a.branch, b.branch));
 }
 

@@ -1,5 +1,5 @@
 import { isAncestor } from "../../git/ancestry.js";
-import { appendNote, grepNotes, mergeNotes, readNote } from "../../git/notes.js";
+import { appendNote, grepNotes, mergeNotes, readNote, readNotes } from "../../git/notes.js";
 import { readRefTips } from "../../git/refs.js";
 import { fetchRefspecs, lsRemote, pushWithLease } from "../../git/remote.js";
 import type { Receipt } from "../../io/receipt-file.js";
@@ -110,7 +110,21 @@ export async function readReceiptNotes(
   ref: string,
   commit: string,
 ): Promise<ReceiptNote[]> {
-  const text = await readNote(cwd, ref, commit);
+  return parseReceiptLines(await readNote(cwd, ref, commit));
+}
+
+/** readReceiptNotes for many commits, in one git process. */
+export async function readReceiptNotesOf(
+  cwd: string,
+  ref: string,
+  commits: readonly string[],
+): Promise<Map<string, ReceiptNote[]>> {
+  const notes = await readNotes(cwd, ref, commits);
+  return new Map([...notes].map(([commit, text]) => [commit, parseReceiptLines(text)]));
+}
+
+/** A note's receipt lines; any other line (another writer's, a torn one) is no receipt. */
+function parseReceiptLines(text: string | null): ReceiptNote[] {
   if (text === null) return [];
   return text.split("\n").flatMap((line) => {
     try {
