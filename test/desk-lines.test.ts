@@ -2,15 +2,8 @@ import type { Key } from "ink";
 import { describe, expect, it } from "vitest";
 import { buildDeskModel } from "../src/core/desk/model.js";
 import type { StatusRow } from "../src/core/fleet/status.js";
-import {
-  detailLines,
-  helpLines,
-  LEGEND_KEYS,
-  legendLines,
-  listLines,
-  OVERLAP_MARK,
-  splitKeys,
-} from "../src/ui/desk/lines.js";
+import { helpLines, LEGEND_KEYS, legendLines, splitKeys } from "../src/ui/desk/keys.js";
+import { detailLines, listLines, OVERLAP_MARK } from "../src/ui/desk/lines.js";
 import { lastActionLabel, renderStatus } from "../src/ui/status-view.js";
 import { colorsFor } from "../src/ui/style.js";
 
@@ -187,6 +180,31 @@ describe("the last verb beside a row's activity", () => {
     const detail = { commits: [], files: [], fileCount: 0, receipt: null, brief: null };
     expect(detailLines(item, detail, model, NOW).join("\n")).toContain(
       "activity just now (last: describe 3h ago)",
+    );
+  });
+});
+
+describe("a standing grant on a row (decision 0078)", () => {
+  it("comes after why the row needs attention, and the detail's queue line names it", () => {
+    const granted = row("a-1", { granted: true, behind: 2, ahead: 0 });
+    const data = {
+      trunk: { name: "main", tip: "d".repeat(40) },
+      scope: "fleet" as const,
+      worktrees: [granted],
+      refs: [],
+      landings: [],
+      overlaps: [],
+    };
+    const model = buildDeskModel(data, NOW);
+    const text = listLines(model, NOW)
+      .map((l) => l.text)
+      .join("\n");
+    expect(text).toMatch(/behind main by 2: berth update; granted: lands once submitted and green/);
+    const item = model.items.find((i) => i.kind === "berth");
+    if (item === undefined) throw new Error("no berth item");
+    const detail = { commits: [], files: [], fileCount: 0, receipt: null, brief: null };
+    expect(detailLines(item, detail, model, NOW)).toContain(
+      "  queue    granted: lands once submitted and green",
     );
   });
 });

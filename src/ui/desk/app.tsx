@@ -7,7 +7,8 @@ import {
   filterDeskModel,
   reselect,
 } from "../../core/desk/model.js";
-import { type LineTone, listLines, splitKeys } from "./lines.js";
+import { splitKeys } from "./keys.js";
+import { type LineTone, listLines } from "./lines.js";
 import {
   fingerprint,
   fitPane,

@@ -1,7 +1,8 @@
 import type { DeskDetail } from "../../core/desk/detail.js";
 import type { DeskItem } from "../../core/desk/model.js";
 import { shortOid } from "../../text.js";
-import { detailLines, helpLines, legendLines } from "./lines.js";
+import { helpLines, legendLines } from "./keys.js";
+import { detailLines } from "./lines.js";
 import type { ConfirmableAction, DeskSnapshot } from "./types.js";
 
 /**
