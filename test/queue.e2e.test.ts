@@ -544,6 +544,21 @@ describe("submitting, approving and withdrawing", () => {
     expect(tip(repo, "main")).toBe(trunkBefore);
   });
 
+  it("a berth dropped or parked takes its standing grant with it: no grant is left for a submission that cannot come", async () => {
+    const fx = queueFixture(recordingGate());
+    repo = fx.repo;
+    const { env } = fx;
+    const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: repo?.path, env });
+    const dropped = await berthWith(repo, env, "dropped", { "d.txt": "d\n" });
+    const parked = await berthWith(repo, env, "parked", { "p.txt": "p\n" });
+    const kept = await berthWith(repo, env, "kept", { "k.txt": "k\n" });
+    for (const b of [dropped, parked, kept]) await berth("queue", "approve", b.id);
+    expect((await berth("worktree", "drop", dropped.id, "--force", "--yes")).code).toBe(0);
+    expect((await berth("worktree", "park", parked.id, "--yes")).code).toBe(0);
+    const grants = (await berth("queue")).json.data.grants.map((g: { id: string }) => g.id);
+    expect(grants).toEqual([kept.id]);
+  });
+
   it("a standing grant does not finish a landing with no one to ask: the berth stays until a person confirms", async () => {
     const fx = queueFixture(recordingGate());
     repo = fx.repo;

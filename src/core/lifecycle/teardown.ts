@@ -9,6 +9,7 @@ import { fileStamps, pathExistsOrBroken } from "../../io/fs.js";
 import { readOperationInProgress } from "../../io/in-progress.js";
 import { type LedgerProblem, readLedger } from "../../io/ledger.js";
 import { adminDirFor } from "../../io/paths.js";
+import { takeGrant } from "../../io/queue-grants.js";
 import { readReadyMarker } from "../../io/ready-marker.js";
 import type { StepOutcome } from "../../result.js";
 import { shellCommand } from "../../text.js";
@@ -200,6 +201,8 @@ export async function applyTeardown(
     return fail(removalFailure("verify", leftover, await isFolderLeft(repo, target.path), target));
   }
   result.worktreeRemoved = true;
+  // A standing grant was for this berth's next submission, which can no longer come.
+  await takeGrant(repo.location.commonDir, target.id);
   result.ok = true;
   result.steps.push({ step: "remove worktree", target: target.path, outcome: "done" });
   return result;
