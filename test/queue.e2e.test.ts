@@ -548,7 +548,8 @@ describe("submitting, approving and withdrawing", () => {
     const fx = queueFixture(recordingGate());
     repo = fx.repo;
     const { env } = fx;
-    const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: repo?.path, env });
+    const main = repo.path;
+    const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: main, env });
     const dropped = await berthWith(repo, env, "dropped", { "d.txt": "d\n" });
     const parked = await berthWith(repo, env, "parked", { "p.txt": "p\n" });
     const kept = await berthWith(repo, env, "kept", { "k.txt": "k\n" });
