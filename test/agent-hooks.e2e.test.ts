@@ -248,4 +248,16 @@ describe("berth hook session-start", () => {
     const setups = logbookLines(r).filter((e) => e.verb === "worktree setup");
     expect(setups.map((e) => e.surface)).toEqual(["hook", "hook"]);
   });
+
+  it("tells the agent whether its accept lands once green or waits for a person's approval", async () => {
+    const r = makeRepo();
+    repo = r;
+    const path = (await runBerth(["start", "agent"], { cwd: r.path, env: r.env })).stdout.trim();
+    const advice = async () =>
+      (await runBerth(["hook", "session-start"], { cwd: path, env: r.env, input: "{}" })).stdout;
+    expect(await advice()).toContain("Your accept submits it; a person approves the landing.");
+    const id = path.slice(path.lastIndexOf("/") + 1);
+    expect((await runBerth(["queue", "approve", id], { cwd: r.path, env: r.env })).code).toBe(0);
+    expect(await advice()).toContain("A person has let it land once green: your accept lands it.");
+  });
 });

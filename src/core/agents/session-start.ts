@@ -1,4 +1,5 @@
 import type { Context } from "../../context.js";
+import { hasGrant } from "../../io/queue-grants.js";
 import { type CommandLine, shellCommand } from "../../text.js";
 import { surveyFleet } from "../fleet/survey.js";
 import { openRepository } from "../repo/repository.js";
@@ -11,7 +12,14 @@ import { openRepository } from "../repo/repository.js";
  */
 
 export type SessionPlace =
-  | { kind: "berth"; id: string; path: string; branch: string | null }
+  | {
+      kind: "berth";
+      id: string;
+      path: string;
+      branch: string | null;
+      /** A standing grant or `[acceptance].pre_authorized`: its accept lands once green. */
+      mayLand: boolean;
+    }
   | { kind: "main"; path: string; trunk: string | null }
   | { kind: "other"; path: string; branch: string | null };
 
@@ -29,6 +37,8 @@ export async function readSessionPlace(ctx: Context): Promise<SessionPlace> {
     id: here.marker.id,
     path,
     branch: here.entry.branch ?? here.marker.branch,
+    mayLand:
+      repo.config.acceptance.pre_authorized || hasGrant(repo.location.commonDir, here.marker.id),
   };
 }
 
