@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -84,5 +84,27 @@ describe("decided queue entries", () => {
     ]);
     const next = await berthWith(r, env, "next", { "next.txt": "1\n" });
     expect((await berth("accept", next.id, "--no-wait")).json.data.queue.seq).toBe(62);
+  });
+
+  it("an entry file berth cannot read (a newer version's, one edited by hand) keeps its number: the next submission goes past it", async () => {
+    const fx = queueFixture(GATE);
+    repo = fx.repo;
+    const r = fx.repo;
+    const { env } = fx;
+    const main = r.path;
+    const berth = (...args: string[]) => runBerth([...args, "--json"], { cwd: main, env });
+    const one = await berthWith(r, env, "one", { "one.txt": "1\n" });
+    expect((await berth("accept", one.id, "--no-wait")).json.data.queue.seq).toBe(1);
+    const folder = join(main, ".git", "berth", "queue");
+    const foreign = `${JSON.stringify({ version: 2, seq: 2, id: "from-a-newer-berth" })}\n`;
+    writeFileSync(join(folder, "000002.json"), foreign);
+    writeFileSync(join(folder, "000003.json"), '{"torn');
+    // Before: the next number was the last readable entry's plus one, taken, forever.
+    const two = await berthWith(r, env, "two", { "two.txt": "2\n" });
+    const submitted = await berth("accept", two.id, "--no-wait");
+    expect(submitted.code, submitted.stderr).toBe(0);
+    expect(submitted.json.data.queue.seq).toBe(4);
+    expect(readFileSync(join(folder, "000002.json"), "utf8")).toBe(foreign);
+    expect(readFileSync(join(folder, "000003.json"), "utf8")).toBe('{"torn');
   });
 });

@@ -123,13 +123,16 @@ export function isBeingLanded(entry: QueueEntry): boolean {
   return entry.state === "integrating" || entry.state === "gating";
 }
 
+/** An entry's file: its sequence number, zero-padded (entryFileName). */
+const ENTRY_FILE = /^\d{6,}\.json$/;
+
 /** Every readable entry, in landing order; a torn or foreign file is skipped. */
 export async function readQueue(commonDir: string): Promise<QueueEntry[]> {
   const dir = queueDir(commonDir);
   // Status reads the queue of every fleet, and most have none: no failed readdir (an error built).
   if (!existsSync(dir)) return [];
   const names = (await readdir(dir).catch(() => [] as string[])).filter((name) =>
-    /^\d{6,}\.json$/.test(name),
+    ENTRY_FILE.test(name),
   );
   const texts = await Promise.all(
     names.map((name) => readFile(join(dir, name), "utf8").catch(() => null)),
@@ -217,15 +220,16 @@ export async function submitEntryFor(
 /**
  * Adds an entry at the end: the next free sequence number, claimed by an
  * exclusive create, so even a writer that skipped the lock never shares one.
+ * Numbered past every entry file, read or not: a file berth cannot parse (a
+ * newer version's, one edited by hand) still holds its number.
  */
 async function appendEntry(
   commonDir: string,
   read: QueueEntry[],
   make: (seq: number) => QueueEntry,
 ): Promise<QueueEntry> {
-  let entries = read;
+  let seq = Math.max(read.at(-1)?.seq ?? 0, await highestEntryFile(commonDir)) + 1;
   for (;;) {
-    const seq = (entries.at(-1)?.seq ?? 0) + 1;
     const entry = make(seq);
     try {
       await createFileAtomic(
@@ -236,8 +240,14 @@ async function appendEntry(
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-    entries = await readQueue(commonDir);
+    seq = Math.max(seq, await highestEntryFile(commonDir)) + 1;
   }
+}
+
+/** The highest number an entry file in the queue folder is named by (0 for none). */
+async function highestEntryFile(commonDir: string): Promise<number> {
+  const names = await readdir(queueDir(commonDir)).catch(() => [] as string[]);
+  return Math.max(0, ...names.filter((n) => ENTRY_FILE.test(n)).map((n) => Number.parseInt(n, 10)));
 }
 
 /** Decided entries always kept in the queue folder, newest first, for `berth queue` to show. */
