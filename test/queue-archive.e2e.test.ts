@@ -106,5 +106,11 @@ describe("decided queue entries", () => {
     expect(submitted.json.data.queue.seq).toBe(4);
     expect(readFileSync(join(folder, "000002.json"), "utf8")).toBe(foreign);
     expect(readFileSync(join(folder, "000003.json"), "utf8")).toBe('{"torn');
+    // berth queue says which files it skipped.
+    const listed = await berth("queue");
+    expect(listed.json.data.entries.map((e: { seq: number }) => e.seq)).toEqual([1, 4]);
+    expect(listed.json.hints).toContain(
+      `berth cannot read 2 entry file(s), left as they are (a newer berth's, or edited by hand): ${join(folder, "000002.json")}, ${join(folder, "000003.json")}`,
+    );
   });
 });

@@ -128,17 +128,30 @@ const ENTRY_FILE = /^\d{6,}\.json$/;
 
 /** Every readable entry, in landing order; a torn or foreign file is skipped. */
 export async function readQueue(commonDir: string): Promise<QueueEntry[]> {
+  return (await readQueueFiles(commonDir)).entries;
+}
+
+/** readQueue, and the entry files it skipped (a newer berth's, torn, edited by hand). */
+export async function readQueueFiles(
+  commonDir: string,
+): Promise<{ entries: QueueEntry[]; unreadable: string[] }> {
   const dir = queueDir(commonDir);
   // Status reads the queue of every fleet, and most have none: no failed readdir (an error built).
-  if (!existsSync(dir)) return [];
+  if (!existsSync(dir)) return { entries: [], unreadable: [] };
   const names = (await readdir(dir).catch(() => [] as string[])).filter((name) =>
     ENTRY_FILE.test(name),
   );
   const texts = await Promise.all(
     names.map((name) => readFile(join(dir, name), "utf8").catch(() => null)),
   );
-  const entries = texts.flatMap((text) => (text === null ? [] : (parseEntry(text) ?? [])));
-  return entries.sort((a, b) => a.seq - b.seq);
+  const entries: QueueEntry[] = [];
+  const unreadable: string[] = [];
+  texts.forEach((text, i) => {
+    const entry = text === null ? null : parseEntry(text);
+    if (entry !== null) entries.push(entry);
+    else unreadable.push(join(dir, names[i] as string));
+  });
+  return { entries: entries.sort((a, b) => a.seq - b.seq), unreadable: unreadable.sort() };
 }
 
 async function readEntry(commonDir: string, seq: number): Promise<QueueEntry | null> {

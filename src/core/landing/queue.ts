@@ -12,6 +12,7 @@ import {
   type QueueState,
   RECENT_DECIDED,
   readQueue,
+  readQueueFiles,
   submitEntryFor,
 } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
@@ -165,14 +166,19 @@ export async function runQueue(
 export async function listQueue(ctx: Context): Promise<VerbResult<QueueData>> {
   const repo = await openRepository(ctx);
   const commonDir = repo.location.commonDir;
-  const entries = viewQueue(await readQueue(commonDir));
-  const data = { entries, grants: await readGrants(commonDir) };
+  const files = await readQueueFiles(commonDir);
+  const data = { entries: viewQueue(files.entries), grants: await readGrants(commonDir) };
   const archive = decidedArchivePath(commonDir);
   const hints = existsSync(archive)
     ? [
         `older decided entries (more than a day old, beyond the last ${RECENT_DECIDED}) are in ${archive}`,
       ]
     : [];
+  if (files.unreadable.length > 0) {
+    hints.push(
+      `berth cannot read ${files.unreadable.length} entry file(s), left as they are (a newer berth's, or edited by hand): ${files.unreadable.join(", ")}`,
+    );
+  }
   return { ok: true, verb: "queue", data, steps: [], hints };
 }
 
