@@ -82,6 +82,23 @@ describe("receipts published as notes", () => {
     );
     expect(after.code, after.stdout + after.stderr).toBe(0);
     expect(after.json.data).toMatchObject({ met: true, met_by: "receipt", tip: x.tip });
+    // By its id, as a local await takes it: clone two, which has no checkout of it, and clone
+    // one, which has, both ask the remote about its branch, not a branch named like the id.
+    for (const cwd of [m.two.path, m.one.path]) {
+      const byId = await m.berth(
+        ["await", "--green", x.id, "--remote", "--timeout", "0", "--json"],
+        cwd,
+      );
+      expect(byId.code, byId.stdout + byId.stderr).toBe(0);
+      expect(byId.json.data).toMatchObject({ met: true, branch: x.branch, tip: x.tip });
+    }
+    // refs/heads/<name> is always the branch as given (decision 0079).
+    const literal = await m.berth(
+      ["await", "--green", `refs/heads/${x.id}`, "--remote", "--timeout", "0", "--json"],
+      m.two.path,
+    );
+    expect(literal.code).toBe(124);
+    expect(literal.json.data).toMatchObject({ met: false, branch: x.id, tip: null });
 
     // status --remote in clone two: the branch with no checkout there, green by its note;
     // an ungated one pushed from clone one is listed without.

@@ -309,8 +309,9 @@ async function awaitRemotely(
       },
     );
   }
-  const { awaitOnRemote } = await import("./remote-await.js");
-  return awaitOnRemote(repo, condition, argument, trunk, request.timeoutS, run);
+  const { awaitOnRemote, remoteBranchOf } = await import("./remote-await.js");
+  const branch = remoteBranchOf(repo, survey, argument);
+  return awaitOnRemote(repo, condition, branch, trunk, request.timeoutS, run);
 }
 
 /** How long a wait whose target changed waits for the verb changing it to finish. */

@@ -5,7 +5,9 @@ import { readTreesOf } from "../../git/tree.js";
 import { parseLandingLine } from "../../io/landing-log.js";
 import { EXIT_NOT_MET, type VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
+import { isBerthId } from "../berth/identity.js";
 import { isTipIntegrated, remoteTrunkRef } from "../fleet/integration.js";
+import type { FleetSurvey } from "../fleet/survey.js";
 import { gateDefinitionOf } from "../landing/gate-definition.js";
 import { type BranchLanding, LANDING_NOTES_REF, landingsOf } from "../landing/landings.js";
 import {
@@ -15,6 +17,7 @@ import {
   readReceiptNotes,
   remoteNotesRef,
 } from "../landing/receipt-notes.js";
+import { resolveTarget } from "../repo/berth-target.js";
 import { remoteFailed } from "../repo/remote.js";
 import type { Repository } from "../repo/repository.js";
 import type { AwaitData, AwaitRun } from "./await.js";
@@ -44,6 +47,25 @@ interface Look {
   trunkTip: string | null;
   landedCommit: string | null;
   landing: BranchLanding | null;
+}
+
+/**
+ * The branch `--remote` asks about: the one a checkout here holds (named by
+ * id, path or branch), a local branch, else the argument as given; a berth id
+ * berth knows nothing of here means `<prefix><id>`, the branch `start` made it
+ * (docs/decisions/0079; `refs/heads/<name>` is always the branch as given).
+ */
+export function remoteBranchOf(repo: Repository, survey: FleetSurvey, argument: string): string {
+  try {
+    const held = resolveTarget(survey, repo.location.cwd, argument, "await");
+    if (!held.isMain && held.entry.branch !== null) return held.entry.branch;
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+  }
+  const name = argument.replace(/^refs\/heads\//, "");
+  const prefix = repo.config.repository.branch_prefix;
+  const asGiven = name !== argument || survey.branches.has(name) || name.startsWith(prefix);
+  return asGiven || !isBerthId(name) ? name : `${prefix}${name}`;
 }
 
 export async function awaitOnRemote(
