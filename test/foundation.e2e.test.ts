@@ -135,6 +135,26 @@ describe("berth start", () => {
     expect(update.json.error.next).toBe("berth update --from origin/feature/x");
   });
 
+  it("--from a berth id forks from that berth's branch (a train's next stage), and a remote one's id names <remote>/<branch>", async () => {
+    repo = makeRepo();
+    const one = await berth(["start", "one", "--json"], repo.path, repo.env);
+    const { id, branch, path } = one.json.data;
+    repo.write("one.txt", "1\n", path);
+    const tip = repo.commit("one", path);
+    const two = await berth(["start", "two", "--from", id, "--json"], repo.path, repo.env);
+    expect(two.code, two.stderr).toBe(0);
+    expect(two.json.data).toMatchObject({ from: id, from_tip: tip });
+    expect(repo.git(["rev-parse", two.json.data.branch])).toBe(tip);
+    // Only the remote has it (as a fetch leaves another machine's berth): named as there.
+    repo.git(["update-ref", "refs/remotes/origin/berth/far-abc123", tip]);
+    const before = repo.git(["for-each-ref"]);
+    const far = await berth(["start", "x", "--from", "far-abc123", "--json"], repo.path, repo.env);
+    expect(far.code).toBe(1);
+    expect(far.json.error.next).toBe("berth start --from origin/berth/far-abc123");
+    expect(repo.git(["for-each-ref"])).toBe(before);
+    expect(branch).toBe(`berth/${id}`);
+  });
+
   it("refuses in a repository without commits, and without a trunk", async () => {
     repo = makeRepo({ empty: true });
     const empty = await berth(["start", "x", "--json"], repo.path, repo.env);

@@ -251,7 +251,9 @@ async function chooseSource(
   trunk: Trunk,
   from: string | undefined,
 ): Promise<ResolvedBase> {
-  if (from !== undefined) return resolveBase(path, from, refs, "update");
+  if (from !== undefined) {
+    return resolveBase(path, from, refs, "update", repo.config.repository.branch_prefix);
+  }
   const { name, tip } = requireTrunk(
     trunk,
     `nothing to merge (name a source with berth update --from <ref>, or set [repository].trunk in ${repo.config.file ?? "berth.toml"})`,

@@ -33,7 +33,14 @@ export async function chooseBase(
   refs: Awaited<ReturnType<typeof listRefs>>,
   from: string | undefined,
 ): Promise<ResolvedBase> {
-  if (from !== undefined) return resolveBase(repo.location.cwd, from, refs, "start");
+  if (from !== undefined)
+    return resolveBase(
+      repo.location.cwd,
+      from,
+      refs,
+      "start",
+      repo.config.repository.branch_prefix,
+    );
   const trunk = detectTrunk(repo.config, refs);
   if (trunk.name === null || trunk.tip === null) {
     throw new UserError(

@@ -2,6 +2,7 @@ import { UserError } from "../../errors.js";
 import type { RefEntry } from "../../git/parse.js";
 import { resolveCommit } from "../../git/refs.js";
 import { shellCommand } from "../../text.js";
+import { isBerthId } from "../berth/identity.js";
 
 export interface ResolvedBase {
   /** What the user named (or the trunk's name). */
@@ -22,6 +23,7 @@ export async function resolveBase(
   name: string,
   refs: readonly RefEntry[],
   verb: "start" | "update",
+  prefix: string,
 ): Promise<ResolvedBase> {
   const retry = (from: string) => shellCommand(["berth", verb, "--from", from]);
   const full = name.startsWith("refs/") ? [name] : [];
@@ -55,19 +57,28 @@ export async function resolveBase(
     }
     return { name, ref: match.ref, commit };
   }
+  // A berth id names its branch, as every verb takes a berth (`start --from <previous stage>`).
+  const berthBranch = isBerthId(name) && !name.startsWith(prefix) ? `${prefix}${name}` : null;
+  const ofBerth = refs.find((r) => r.ref === `refs/heads/${berthBranch}`);
+  if (ofBerth !== undefined) {
+    const tip = await resolveCommit(cwd, ofBerth.ref);
+    if (tip !== null) return { name, ref: ofBerth.ref, commit: tip };
+  }
   // Not a ref name: a commit id or any other revision git understands.
   const commit = /^-/.test(name) ? null : await resolveCommit(cwd, name);
   if (commit !== null) return { name, ref: null, commit };
   // As git's own checkout would find it: the branch as last fetched from exactly one remote.
   const onRemotes = refs.flatMap((r) => {
     const short = r.ref.slice("refs/remotes/".length);
-    return r.ref.startsWith("refs/remotes/") && isRemoteBranch(short, name) ? [short] : [];
+    const wantedHere = [name, ...(berthBranch === null ? [] : [berthBranch])];
+    const found = wantedHere.some((n) => isRemoteBranch(short, n));
+    return r.ref.startsWith("refs/remotes/") && found ? [short] : [];
   });
   const [onRemote] = onRemotes;
   if (onRemotes.length === 1 && onRemote !== undefined) {
     throw new UserError(
       "unknown_target",
-      `"${name}" is not a local branch, tag or commit; ${onRemote} is that branch as last fetched from ${onRemote.slice(0, -name.length - 1)}: name it so.`,
+      `"${name}" is not a local branch, tag or commit; ${onRemote} is that branch as last fetched from ${onRemote.slice(0, onRemote.indexOf("/"))}: name it so.`,
       { next: retry(onRemote), data: { candidates: [`refs/remotes/${onRemote}`] } },
     );
   }
