@@ -93,12 +93,14 @@ describe("receipts published as notes", () => {
       expect(byId.json.data).toMatchObject({ met: true, branch: x.branch, tip: x.tip });
     }
     // refs/heads/<name> is always the branch as given (decision 0079).
-    const literal = await m.berth(
-      ["await", "--green", `refs/heads/${x.id}`, "--remote", "--timeout", "0", "--json"],
-      m.two.path,
-    );
-    expect(literal.code).toBe(124);
-    expect(literal.json.data).toMatchObject({ met: false, branch: x.id, tip: null });
+    for (const cwd of [m.two.path, m.one.path]) {
+      const literal = await m.berth(
+        ["await", "--green", `refs/heads/${x.id}`, "--remote", "--timeout", "0", "--json"],
+        cwd,
+      );
+      expect(literal.code).toBe(124);
+      expect(literal.json.data).toMatchObject({ met: false, branch: x.id, tip: null });
+    }
 
     // status --remote in clone two: the branch with no checkout there, green by its note;
     // an ungated one pushed from clone one is listed without.

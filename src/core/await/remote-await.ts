@@ -56,15 +56,16 @@ interface Look {
  * (docs/decisions/0079; `refs/heads/<name>` is always the branch as given).
  */
 export function remoteBranchOf(repo: Repository, survey: FleetSurvey, argument: string): string {
+  const name = argument.replace(/^refs\/heads\//, "");
+  if (name !== argument) return name;
   try {
     const held = resolveTarget(survey, repo.location.cwd, argument, "await");
     if (!held.isMain && held.entry.branch !== null) return held.entry.branch;
   } catch (error) {
     if (!(error instanceof UserError)) throw error;
   }
-  const name = argument.replace(/^refs\/heads\//, "");
   const prefix = repo.config.repository.branch_prefix;
-  const asGiven = name !== argument || survey.branches.has(name) || name.startsWith(prefix);
+  const asGiven = survey.branches.has(name) || name.startsWith(prefix);
   return asGiven || !isBerthId(name) ? name : `${prefix}${name}`;
 }
 
