@@ -59,7 +59,8 @@ export async function resolveBase(
   }
   // A berth id names its branch, as every verb takes a berth (`start --from <previous stage>`).
   const berthBranch = isBerthId(name) && !name.startsWith(prefix) ? `${prefix}${name}` : null;
-  const ofBerth = refs.find((r) => r.ref === `refs/heads/${berthBranch}`);
+  const ofBerth =
+    berthBranch === null ? undefined : refs.find((r) => r.ref === `refs/heads/${berthBranch}`);
   if (ofBerth !== undefined) {
     const tip = await resolveCommit(cwd, ofBerth.ref);
     if (tip !== null) return { name, ref: ofBerth.ref, commit: tip };
@@ -68,11 +69,11 @@ export async function resolveBase(
   const commit = /^-/.test(name) ? null : await resolveCommit(cwd, name);
   if (commit !== null) return { name, ref: null, commit };
   // As git's own checkout would find it: the branch as last fetched from exactly one remote.
+  const names = berthBranch === null ? [name] : [name, berthBranch];
   const onRemotes = refs.flatMap((r) => {
     const short = r.ref.slice("refs/remotes/".length);
-    const wantedHere = [name, ...(berthBranch === null ? [] : [berthBranch])];
-    const found = wantedHere.some((n) => isRemoteBranch(short, n));
-    return r.ref.startsWith("refs/remotes/") && found ? [short] : [];
+    const found = r.ref.startsWith("refs/remotes/") && names.some((n) => isRemoteBranch(short, n));
+    return found ? [short] : [];
   });
   const [onRemote] = onRemotes;
   if (onRemotes.length === 1 && onRemote !== undefined) {
