@@ -111,8 +111,25 @@ describe("desk and the landing queue", () => {
     // A grant is for work still to land: a landed berth is refused, and nothing is written.
     repo.git(["merge", "-q", "--ff-only", a.branch]);
     const before = refs(repo);
-    expect(actionUnavailable(await itemFor(repo, a), "approve")).toContain(`${a.id} is landed`);
+    expect(actionUnavailable(await itemFor(repo, a), "approve")).toBe(
+      `${a.id}'s work is already on the trunk; a standing grant is for work still to land`,
+    );
     expect(refs(repo)).toBe(before);
+  });
+
+  it("approve grants a contained stage as berth queue approve does: one rule for both (decision 0081)", async () => {
+    repo = makeRepo();
+    const one = await startWithCommit(repo, "one");
+    await startWithCommit(repo, "two", one);
+    const item = await itemFor(repo, one);
+    expect(item.row.state).toBe("contained");
+    expect(actionUnavailable(item, "approve")).toBeNull();
+    const granted = await confirmable(await propose(repo, "approve", one)).apply(
+      noSignal,
+      () => undefined,
+    );
+    expect(granted.ok, granted.text).toBe(true);
+    expect((await itemFor(repo, one)).row.granted).toBe(true);
   });
 
   it("accept from the desk lands a berth behind the trunk through an integration commit", async () => {

@@ -1,6 +1,7 @@
 import { naturalCompare, shellCommand } from "../../text.js";
 import type { Overlap } from "../fleet/overlaps.js";
 import type { StatusData, StatusRef, StatusRow } from "../fleet/status.js";
+import { grantRefusal } from "../landing/grant-rule.js";
 
 /**
  * The desk's data model (spec section 8): the rows `berth status` reads,
@@ -293,8 +294,8 @@ export function isWaiting(state: string | undefined): boolean {
 
 /**
  * approve acts on a waiting entry, or gives a berth not yet submitted a
- * standing grant ("land when green", docs/decisions/0078); withdraw takes
- * back either.
+ * standing grant ("land when green", decisions 0078 and 0081, by the rule
+ * `berth queue approve` keeps too); withdraw takes back either.
  */
 function queueActionUnavailable(row: StatusRow, action: "approve" | "withdraw"): string | null {
   const state = row.queue?.state;
@@ -310,8 +311,5 @@ function queueActionUnavailable(row: StatusRow, action: "approve" | "withdraw"):
   if (row.granted) {
     return `${row.id} may already land once it is submitted and green; w takes that grant back`;
   }
-  if (row.state !== "active") {
-    return `${row.id} is ${row.state}; a standing grant is for a berth whose work is still to land`;
-  }
-  return null;
+  return grantRefusal(row.id, row.state, null);
 }

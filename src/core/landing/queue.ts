@@ -17,10 +17,12 @@ import {
 } from "../../io/queue-store.js";
 import type { VerbResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
+import { classifyState } from "../fleet/status.js";
 import { surveyFleet } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import type { AcceptApplyOptions, AcceptData, AcceptPlan } from "./accept.js";
+import { grantRefusal } from "./grant-rule.js";
 import { completeLeftovers } from "./queue-discard.js";
 import { acquireQueueLock, type DrainReport, drainQueue } from "./queue-drain.js";
 import { type QueueEntryView, viewEntry, viewQueue } from "./queue-entries.js";
@@ -215,13 +217,11 @@ export async function approveEntry(
         next: shellCommand(["berth", "status"]),
       });
     }
-    if (berth.landed || berth.integrated) {
-      // As the desk refuses it (decision 0078): nothing of it is still to land.
-      throw new UserError(
-        "precondition_failed",
-        `${id}'s work is already on ${survey.trunk.name ?? "the trunk"}; a standing grant is for work still to land.`,
-        { next: shellCommand(["berth", "worktree", "prune", "--dry-run"]) },
-      );
+    const refusal = grantRefusal(id, classifyState(berth, survey), survey.trunk.name);
+    if (refusal !== null) {
+      throw new UserError("precondition_failed", `${refusal}.`, {
+        next: shellCommand(["berth", "worktree", "prune", "--dry-run"]),
+      });
     }
     await writeGrant(repo.location.commonDir, { id, at: ctx.now().toISOString() });
     return {
