@@ -59,6 +59,34 @@ describe("accept with [remote].name", () => {
     expect(run.json.data).toMatchObject({ met: true, met_by: "landed", landed_commit: x.tip });
   });
 
+  it("status says when the remote's trunk is ahead of the local one, or diverged from it, and how to bring them together", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const x = await startWithCommit(m, m.two, "x");
+    const landed = await m.berth(["accept", x.id, "--yes", "--json"], m.two.path);
+    expect(landed.code, landed.stdout + landed.stderr).toBe(0);
+    const hintsOf = async (args: string[]) => (await m.berth([...args, "--json"])).json.hints;
+    const ahead = (hint: string) => hint.startsWith("origin's main, as last fetched, is");
+    // Not fetched yet: this clone knows nothing of it.
+    expect((await hintsOf(["status"])).some(ahead)).toBe(false);
+    const bringUp = `git -C ${m.one.path} merge --ff-only origin/main`;
+    // --remote fetches after the survey read its refs: the hint is from that fetch.
+    expect(await hintsOf(["status", "--remote"])).toContain(
+      "origin's main, as last fetched, is 1 commit(s) ahead of main here: berth start and gate " +
+        `build on it, but ahead/behind count against main; bring main up to date: ${bringUp}`,
+    );
+    m.one.write("local.txt", "only here\n");
+    m.one.commit("a commit on this clone's main");
+    expect(await hintsOf(["status"])).toContain(
+      "main here and origin's main, as last fetched, have diverged (1 and 1 commit(s) of their own): " +
+        `accept refuses until they are brought together; git -C ${m.one.path} pull origin main`,
+    );
+    m.one.git(["reset", "-q", "--hard", "HEAD~1"]);
+    m.one.git(["merge", "-q", "--ff-only", "origin/main"]);
+    const after = await hintsOf(["status"]);
+    expect(after.filter((h: string) => h.includes("as last fetched"))).toEqual([]);
+  });
+
   it("clone two moved the remote trunk: the queue integrates against it; nothing rewinds", async () => {
     const m = makeTwoMachines();
     machines = m;

@@ -22,6 +22,7 @@ import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
 import { type RemoteBerth, readRemoteBerths } from "./remote-berths.js";
+import { remoteTrunkHint } from "./remote-trunk-hint.js";
 import { takeStatusReads } from "./status-reads.js";
 import { type StatusRef, statusRefs } from "./status-refs.js";
 import type { FleetSurvey, PendingSurvey, WorktreeFacts, WorktreeSkeleton } from "./survey.js";
@@ -198,6 +199,8 @@ export async function readStatus(
   }
   const walk = longWalkHint(survey.ancestry, repo.location.commonDir);
   if (walk !== null) hints.push(walk);
+  const remoteTrunk = await remoteTrunkHint(repo, survey, remoteRefs !== null);
+  if (remoteTrunk !== null) hints.push(remoteTrunk);
   return {
     ok: true,
     verb: "status",
