@@ -4,6 +4,7 @@ import { buildDeskModel } from "../src/core/desk/model.js";
 import type { StatusRow } from "../src/core/fleet/status.js";
 import { helpLines, LEGEND_KEYS, legendLines, splitKeys } from "../src/ui/desk/keys.js";
 import { detailLines, listLines, OVERLAP_MARK } from "../src/ui/desk/lines.js";
+import { fleetHintLines } from "../src/ui/desk/screen.js";
 import { lastActionLabel, renderStatus } from "../src/ui/status-view.js";
 import { colorsFor } from "../src/ui/style.js";
 
@@ -218,5 +219,17 @@ describe("splitKeys", () => {
     expect(keys[5]?.[1].return).toBe(true);
     expect(splitKeys("\u001b[A", { ...NO_KEY, upArrow: true })).toHaveLength(1);
     expect(splitKeys("ab\u007f", NO_KEY)[2]?.[1].backspace).toBe(true);
+  });
+});
+
+describe("the survey's hints under the rows", () => {
+  it("shows the first two and counts the rest, so the rows keep their room", () => {
+    expect(fleetHintLines([])).toEqual([]);
+    expect(fleetHintLines(["one", "two"])).toEqual(["hint: one", "hint: two"]);
+    expect(fleetHintLines(["one", "two", "three", "four"])).toEqual([
+      "hint: one",
+      "hint: two",
+      "... 2 more hint(s): berth status lists them",
+    ]);
   });
 });

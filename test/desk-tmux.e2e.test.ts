@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { worktreePaths } from "./helpers/fleet.js";
@@ -289,6 +289,9 @@ describe("berth desk at 80x24 with fifty rows in mind", () => {
     expect(
       (await runBerth(["worktree", "park", shelf.id, "--yes"], { cwd: r.path, env: r.env })).code,
     ).toBe(0);
+    // A folder a half-done removal left: a hint of the survey's, which the desk shows too.
+    const left = join(`${r.path}.worktrees`, "ghost-0a1b2c");
+    mkdirSync(left, { recursive: true });
 
     socket = `berth-test-${randomBytes(6).toString("hex")}`;
     const script = (name: string, env: string) => {
@@ -337,6 +340,10 @@ describe("berth desk at 80x24 with fifty rows in mind", () => {
       expect(screen).toContain(key);
     }
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    // The survey's hints under the rows, wrapped to the width like any pane.
+    expect(screen.replace(/\s+/g, " ")).toContain(
+      `hint: ${left} is left from a berth: git no longer knows it as a checkout`,
+    );
     // Parked work, with its title and the way back.
     expect(screen).toContain(`${shelf.branch} (+1) at`);
     expect(screen).toContain('"Shelved idea": parked; resume with');

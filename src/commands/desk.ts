@@ -54,7 +54,12 @@ export async function deskCommand(
     if (data === null) throw new Error("the fleet survey returned no data");
     const readAt = ctx.now();
     return {
-      snapshot: { model: buildDeskModel(data, readAt), mainPath: repo.mainPath, readAt },
+      snapshot: {
+        model: buildDeskModel(data, readAt),
+        mainPath: repo.mainPath,
+        readAt,
+        hints: status.hints,
+      },
       adminKeys: [...adminKeys.values()],
     };
   };

@@ -77,7 +77,7 @@ export function paneLines(
         pane.ok ? "(done)" : "(not done; see above)",
       ];
     case "none":
-      if (!detailOpen || item === undefined) return [];
+      if (!detailOpen || item === undefined) return fleetHintLines(snapshot.hints);
       return detailLines(
         item,
         detail !== null && detail.key === detailKey ? detail.detail : null,
@@ -85,6 +85,16 @@ export function paneLines(
         snapshot.readAt,
       );
   }
+}
+
+/** At most this many of the survey's hints take room from the rows; the rest are counted. */
+const HINTS_SHOWN = 2;
+
+/** The fleet's hints under the rows while nothing else is shown there (a remote trunk ahead, a long walk). */
+export function fleetHintLines(hints: readonly string[]): string[] {
+  const shown = hints.slice(0, HINTS_SHOWN).map((hint) => `hint: ${hint}`);
+  const more = hints.length - shown.length;
+  return more > 0 ? [...shown, `... ${more} more hint(s): berth status lists them`] : shown;
 }
 
 /** The list gets what it needs, but never fewer than a few rows while a pane is open. */

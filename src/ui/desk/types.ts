@@ -12,6 +12,8 @@ export interface DeskSnapshot {
   /** The repository's main checkout, for the header. */
   mainPath: string;
   readAt: Date;
+  /** The survey's hints (what `berth status` prints after its table): shown while no pane is open. */
+  hints: string[];
 }
 
 /** An action ready to run: the exact CLI command, its plan, and the question. */
