@@ -171,6 +171,17 @@ describe("titles with control characters", () => {
     expect((await status(r)).worktrees.find((w) => w.id === b.id)?.title).toBe("Kept title");
   });
 
+  it("a name holding ESC becomes a slug; the hint quoting it shows ESC as an escape, --json keeps it", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const human = await berth(r, ["start", "z\u001b[31mx"]);
+    expect(human.code).toBe(0);
+    expect(human.stderr).not.toContain("\u001b");
+    expect(human.stderr).toContain('hint: "z\\x1b[31mx" became "z-31mx"');
+    const json = await berth(r, ["start", "y\u001b[2J", "--json"]);
+    expect(json.json.hints).toContain('"y\u001b[2J" became "y-2j"');
+  });
+
   it("a brief's control characters are shown as escapes by describe, kept as written in --json", async () => {
     repo = makeRepo();
     const r = repo;

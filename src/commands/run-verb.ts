@@ -2,6 +2,7 @@ import type { Context } from "../context.js";
 import { environmentFailure, UserError } from "../errors.js";
 import type { LogbookSurface } from "../io/logbook.js";
 import { failureResult } from "../result.js";
+import { visibleControls } from "../text.js";
 import { renderFailure } from "../ui/failure.js";
 import type { Colors } from "../ui/style.js";
 import type { CommandOutcome } from "./outcome.js";
@@ -98,6 +99,7 @@ export function humanOutput(
   colors: { stdout: Colors; stderr: Colors },
 ): { stdout: string; stderr: string } {
   const human = outcome.human(colors.stdout, colors.stderr);
-  const hints = outcome.result.hints.map((hint) => `hint: ${hint}\n`).join("");
+  // Hints quote what people and agents typed (a berth's name, a path): never raw control characters.
+  const hints = outcome.result.hints.map((hint) => `hint: ${visibleControls(hint)}\n`).join("");
   return { stdout: human.stdout ?? "", stderr: `${human.stderr ?? ""}${hints}` };
 }

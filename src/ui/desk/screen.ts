@@ -1,6 +1,6 @@
 import type { DeskDetail } from "../../core/desk/detail.js";
 import type { DeskItem } from "../../core/desk/model.js";
-import { shortOid } from "../../text.js";
+import { shortOid, visibleControls } from "../../text.js";
 import { helpLines, legendLines } from "./keys.js";
 import { detailLines } from "./lines.js";
 import type { ConfirmableAction, DeskSnapshot } from "./types.js";
@@ -92,7 +92,7 @@ const HINTS_SHOWN = 2;
 
 /** The fleet's hints under the rows while nothing else is shown there (a remote trunk ahead, a long walk). */
 export function fleetHintLines(hints: readonly string[]): string[] {
-  const shown = hints.slice(0, HINTS_SHOWN).map((hint) => `hint: ${hint}`);
+  const shown = hints.slice(0, HINTS_SHOWN).map((hint) => `hint: ${visibleControls(hint)}`);
   const more = hints.length - shown.length;
   return more > 0 ? [...shown, `... ${more} more hint(s): berth status lists them`] : shown;
 }
