@@ -158,6 +158,19 @@ describe("berth logbook", () => {
     expect(human.stderr).toMatch(/2 unreadable logbook lines skipped/);
   });
 
+  it("a target typed with control characters (an awaited name holding ESC) is shown as escapes; --json keeps it", async () => {
+    repo = makeRepo();
+    const typed = "q\u001b[2J";
+    const refused = await berth(repo, ["await", "--green", typed, "--timeout", "0"]);
+    expect(refused.code).toBe(1);
+    const human = await berth(repo, ["logbook"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).not.toContain("\u001b");
+    expect(human.stdout).toContain("-> q\\x1b[2J");
+    const json = parseLines((await berth(repo, ["logbook", "--json"])).stdout);
+    expect(json.map((e) => e.target)).toEqual([typed, typed]);
+  });
+
   it("filters by branch, verb and since", async () => {
     repo = makeRepo();
     const now = Date.now();

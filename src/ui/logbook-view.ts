@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import type { LogbookEvent } from "../io/logbook.js";
+import { visibleControls } from "../text.js";
 import type { Colors } from "./style.js";
 import { renderTable, visibleLength } from "./table.js";
 
@@ -33,22 +34,24 @@ export function renderLogbookJsonLines(events: readonly LogbookEvent[]): string 
 
 export function logbookCells(event: LogbookEvent, c: Colors): string[] {
   const time = event.at.replace(/\.\d+Z$/, "Z");
-  const subject = event.branch ?? (event.path ? c.dim(basename(event.path)) : "-");
+  // A target is what was typed (a name, a path), and any line may be hand-written: no raw controls.
+  const shown = (text: string) => visibleControls(text, false);
+  const verb = shown(event.verb);
+  const subject =
+    event.branch !== null
+      ? shown(event.branch)
+      : event.path
+        ? c.dim(shown(basename(event.path)))
+        : "-";
   // The berth the verb was about, when it is not the checkout it ran in (await, a refused accept).
   const branch =
     event.target !== null && event.target !== event.branch
-      ? `${subject} ${c.dim("->")} ${event.target}`
+      ? `${subject} ${c.dim("->")} ${shown(event.target)}`
       : subject;
-  if (event.event === "begin") return [time, event.verb, branch, c.dim("begin"), ""];
+  if (event.event === "begin") return [time, verb, branch, c.dim("begin"), ""];
   const code = event.error_code ? ` (${event.error_code})` : "";
   const paint = event.outcome === "ok" ? c.green : event.outcome === "refused" ? c.yellow : c.red;
-  return [
-    time,
-    event.verb,
-    branch,
-    paint(`${event.outcome}${code}`),
-    formatDuration(event.duration_ms),
-  ];
+  return [time, verb, branch, paint(`${event.outcome}${code}`), formatDuration(event.duration_ms)];
 }
 
 export function formatDuration(ms: number): string {
