@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { briefRecordPath } from "../src/io/briefs.js";
 import { fleetSnapshot, worktreePaths } from "./helpers/fleet.js";
 import { gitSubcommand, installGitCounter } from "./helpers/git-counter.js";
 import { logbookLines } from "./helpers/logbook.js";
@@ -169,6 +170,19 @@ describe("titles with control characters", () => {
       expect(refused.json.error.message).toContain(shown);
     }
     expect((await status(r)).worktrees.find((w) => w.id === b.id)?.title).toBe("Kept title");
+  });
+
+  it("a hand-edited record's title holding ESC is shown as escapes by status, never sent raw", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = await start(r, ["edited", "--title", "Plain"]);
+    const file = briefRecordPath(join(r.path, ".git"), b.branch);
+    const record = JSON.parse(readFileSync(file, "utf8"));
+    writeFileSync(file, JSON.stringify({ ...record, title: "red\u001b[31m now" }));
+    const human = await berth(r, ["status"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).not.toContain("\u001b");
+    expect(human.stdout).toContain("red\\x1b[31m now");
   });
 
   it("a name holding ESC becomes a slug; the hint quoting it shows ESC as an escape, --json keeps it", async () => {

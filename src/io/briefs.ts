@@ -2,6 +2,7 @@ import { readdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
+import { visibleControls } from "../text.js";
 import { readJsonFileSync, writeJsonAtomic } from "./atomic.js";
 import { sharedStateDir } from "./paths.js";
 
@@ -115,5 +116,10 @@ function safeRead(path: string): unknown {
 function parseRecord(raw: unknown, branch: string): BriefRecord | null {
   const parsed = v.safeParse(RecordSchema, raw);
   if (!parsed.success || parsed.output.branch !== branch) return null;
-  return parsed.output;
+  const { title } = parsed.output;
+  // berth writes no control character into a title (normaliseTitle refuses it); a
+  // hand-edited file's title is printed on one line in many views, so it arrives escaped.
+  return title === null
+    ? parsed.output
+    : { ...parsed.output, title: visibleControls(title, false) };
 }
