@@ -14,7 +14,7 @@ import type { FleetSurvey } from "./survey.js";
  */
 export async function remoteTrunkHint(
   repo: Repository,
-  survey: Pick<FleetSurvey, "trunk" | "remoteBranches" | "worktrees">,
+  survey: Pick<FleetSurvey, "trunk" | "remoteBranches" | "worktrees" | "ancestry">,
   fetchedNow: boolean,
 ): Promise<string | null> {
   const { name, tip } = survey.trunk;
@@ -22,12 +22,20 @@ export async function remoteTrunkHint(
   const tracking = remoteTrunkRef(remote, name);
   if (remote === null || tracking === null || name === null || tip === null) return null;
   const cwd = repo.location.cwd;
+  const surveyed = survey.remoteBranches.get(name) ?? null;
   const remoteTip = fetchedNow
     ? ((await readRefTips(cwd, [tracking])).get(tracking) ?? null)
-    : (survey.remoteBranches.get(name) ?? null);
+    : surveyed;
   if (remoteTip === null || remoteTip === tip) return null;
-  // One git process, only while the two differ.
-  const { left: localOnly, right: remoteOnly } = await countLeftRight(cwd, tip, remoteTip);
+  // Both tips are roots of the survey's graph, which counts them for free; a tip
+  // --remote's fetch brought after the survey costs one git process.
+  const { left: localOnly, right: remoteOnly } =
+    remoteTip === surveyed
+      ? {
+          left: survey.ancestry.countExclusive(tip, remoteTip),
+          right: survey.ancestry.countExclusive(remoteTip, tip),
+        }
+      : await countLeftRight(cwd, tip, remoteTip);
   const theirs = `${remote}'s ${name}`;
   if (remoteOnly > 0 && localOnly > 0) {
     return (
