@@ -192,7 +192,16 @@ describe("desk model: contained", () => {
 
 describe("desk model: needs attention", () => {
   it.each([
-    ["broken", { state: "broken" as const }, "detached, or not on the branch berth made for it"],
+    [
+      "broken (another branch)",
+      { state: "broken" as const, branch: "elsewhere" },
+      "has elsewhere checked out, not the branch berth made for it",
+    ],
+    [
+      "broken (its branch deleted)",
+      { state: "broken" as const, head: null, ahead: null, behind: null },
+      "its branch berth/x-1 was deleted under it",
+    ],
     [
       "unreadable",
       { state: "unreadable" as const, readable: false, clean: null },
@@ -241,6 +250,7 @@ describe("desk model: needs attention", () => {
       data([
         row("x-1", {
           state: "broken",
+          branch: "elsewhere",
           behind: 2,
           clean: false,
           changed_files: 1,
@@ -250,7 +260,7 @@ describe("desk model: needs attention", () => {
       NOW,
     );
     expect(model.groups[3]?.items[0]?.notes).toEqual([
-      "detached, or not on the branch berth made for it",
+      "has elsewhere checked out, not the branch berth made for it",
       // update refuses tracked changes: the advice never names a verb that would refuse.
       "behind main by 2: berth update (it needs tracked changes committed or stashed first; untracked files may stay)",
       "1 uncommitted file(s), untouched for 5 days",

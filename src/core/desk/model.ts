@@ -1,4 +1,5 @@
 import { naturalCompare, shellCommand } from "../../text.js";
+import { brokenReason } from "../fleet/broken-hint.js";
 import type { Overlap } from "../fleet/overlaps.js";
 import type { StatusData, StatusRef, StatusRow } from "../fleet/status.js";
 import { grantRefusal } from "../landing/grant-rule.js";
@@ -179,7 +180,7 @@ export function attentionReasons(row: StatusRow, trunk: string | null, now: Date
       reasons.push("git cannot read its checkout");
       break;
     case "broken":
-      reasons.push("detached, or not on the branch berth made for it");
+      reasons.push(brokenReason(row));
       break;
     case "detached":
       reasons.push(

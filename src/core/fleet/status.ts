@@ -13,6 +13,7 @@ import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
+import { brokenHints } from "./broken-hint.js";
 import { type CheckoutStates, checkoutStates, describeOperation } from "./checkout-states.js";
 import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence } from "./containment.js";
@@ -178,6 +179,7 @@ export async function readStatus(
     }),
   );
   const hints: string[] = inProgressHints(rows, reading.inScope, checkouts);
+  hints.push(...brokenHints(rows, reading.inScope, survey.branches));
   const unregistered = unregisteredHint(repo.location.toplevel, scope, survey.worktrees);
   if (unregistered !== null) hints.push(unregistered);
   if (scope === "fleet") {

@@ -1,0 +1,78 @@
+import { execSync } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+
+/**
+ * A `broken` row (berth made the checkout, but it is no longer on the branch
+ * berth made for it) says which of the two it is and the command that puts it
+ * back: each hint's command, run as printed, makes the row active again.
+ */
+
+let repo: TestRepo | undefined;
+afterEach(() => repo?.cleanup());
+
+interface Row {
+  id: string;
+  path: string;
+  state: string;
+}
+
+async function fleet(r: TestRepo): Promise<{ rows: Row[]; hints: string[] }> {
+  const status = await runBerth(["status", "--json"], { cwd: r.path, env: r.env });
+  expect(status.code).toBe(0);
+  return { rows: status.json.data.worktrees, hints: status.json.hints };
+}
+
+async function started(r: TestRepo, name: string): Promise<{ id: string; path: string }> {
+  const run = await runBerth(["start", name, "--json"], { cwd: r.path, env: r.env });
+  return run.json.data;
+}
+
+/** The command a hint ends with, run in a shell as a person would paste it. */
+function runHintCommand(r: TestRepo, hint: string, marker: string): void {
+  const command = hint.slice(hint.indexOf(marker) + marker.length);
+  execSync(command, { cwd: r.path, env: r.env, stdio: "ignore" });
+}
+
+describe("a broken berth's hint", () => {
+  it("names its deleted branch, its other branch, or both, each with the command that mends it", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const deleted = await started(r, "deleted");
+    r.write("work.txt", "committed\n", deleted.path);
+    const lastCommit = r.commit("work", deleted.path);
+    r.git(["update-ref", "-d", `refs/heads/berth/${deleted.id}`]);
+    const switched = await started(r, "switched");
+    r.git(["switch", "-q", "-c", "elsewhere"], switched.path);
+    const orphaned = await started(r, "orphaned");
+    r.git(["switch", "-q", "-c", "kept"], orphaned.path);
+    r.git(["branch", "-D", "-q", `berth/${orphaned.id}`]);
+
+    const before = await fleet(r);
+    const stateOf = (rows: Row[], id: string) => rows.find((w) => w.id === id)?.state;
+    for (const b of [deleted, switched, orphaned])
+      expect(stateOf(before.rows, b.id)).toBe("broken");
+    const hintFor = (id: string) => before.hints.find((h) => h.startsWith(`${id}: `)) ?? "";
+    expect(hintFor(deleted.id)).toBe(
+      `${deleted.id}: berth/${deleted.id} was deleted under it; its last commit, ${lastCommit.slice(0, 8)}, ` +
+        `is in the checkout's HEAD log: the command makes berth/${deleted.id} there again: ` +
+        `git -C ${deleted.path} branch berth/${deleted.id} ${lastCommit}`,
+    );
+    expect(hintFor(switched.id)).toBe(
+      `${switched.id}: has elsewhere checked out, not its berth branch berth/${switched.id}; ` +
+        `go back with git -C ${switched.path} switch berth/${switched.id}`,
+    );
+    expect(hintFor(orphaned.id)).toBe(
+      `${orphaned.id}: has kept checked out, and its berth branch berth/${orphaned.id} no longer exists; ` +
+        `make it at HEAD with git -C ${orphaned.path} switch -c berth/${orphaned.id}`,
+    );
+
+    runHintCommand(r, hintFor(deleted.id), "there again: ");
+    runHintCommand(r, hintFor(switched.id), "go back with ");
+    runHintCommand(r, hintFor(orphaned.id), "make it at HEAD with ");
+    const after = await fleet(r);
+    for (const b of [deleted, switched, orphaned]) expect(stateOf(after.rows, b.id)).toBe("active");
+    expect(after.hints.filter((h) => /^(deleted|switched|orphaned)-/.test(h))).toEqual([]);
+    expect(r.git(["rev-parse", `berth/${deleted.id}`])).toBe(lastCommit);
+  });
+});
