@@ -1,5 +1,5 @@
 import { naturalCompare, shellCommand } from "../../text.js";
-import { brokenReason } from "../fleet/broken-hint.js";
+import { brokenReason } from "../fleet/mend-hints.js";
 import type { Overlap } from "../fleet/overlaps.js";
 import type { StatusData, StatusRef, StatusRow } from "../fleet/status.js";
 import { grantRefusal } from "../landing/grant-rule.js";

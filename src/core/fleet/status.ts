@@ -13,12 +13,12 @@ import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
 import { createTrunkHint, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
-import { brokenHints } from "./broken-hint.js";
 import { type CheckoutStates, checkoutStates, describeOperation } from "./checkout-states.js";
 import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence } from "./containment.js";
 import { heldBranches } from "./held-branches.js";
 import { leftFolderHints } from "./left-folders.js";
+import { brokenHints, unreadableHints } from "./mend-hints.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
@@ -180,6 +180,7 @@ export async function readStatus(
   );
   const hints: string[] = inProgressHints(rows, reading.inScope, checkouts);
   hints.push(...brokenHints(rows, reading.inScope, survey.branches));
+  hints.push(...unreadableHints(rows, reading.inScope, repo.location));
   const unregistered = unregisteredHint(repo.location.toplevel, scope, survey.worktrees);
   if (unregistered !== null) hints.push(unregistered);
   if (scope === "fleet") {

@@ -1,11 +1,15 @@
 import { execSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
 
 /**
- * A `broken` row (berth made the checkout, but it is no longer on the branch
- * berth made for it) says which of the two it is and the command that puts it
- * back: each hint's command, run as printed, makes the row active again.
+ * A row status cannot show as it should says what is wrong and the command
+ * that mends it: a `broken` berth (berth made the checkout, but it is no
+ * longer on the branch berth made for it) which of the two it is, and an
+ * `unreadable` one git's own reason. Each hint's command, run as printed,
+ * makes the row active again.
  */
 
 let repo: TestRepo | undefined;
@@ -74,5 +78,38 @@ describe("a broken berth's hint", () => {
     for (const b of [deleted, switched, orphaned]) expect(stateOf(after.rows, b.id)).toBe("active");
     expect(after.hints.filter((h) => /^(deleted|switched|orphaned)-/.test(h))).toEqual([]);
     expect(r.git(["rev-parse", `berth/${deleted.id}`])).toBe(lastCommit);
+  });
+});
+
+describe("an unreadable checkout's hint", () => {
+  it("names git worktree repair where its .git file leads astray, else the git status that says why", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const lost = await started(r, "lost");
+    writeFileSync(join(lost.path, ".git"), "gitdir: /nowhere/at/all\n");
+    const garbled = await started(r, "garbled");
+    writeFileSync(join(r.path, ".git", "worktrees", garbled.id, "index"), "not an index");
+
+    const before = await fleet(r);
+    expect(before.rows.find((w) => w.id === lost.id)?.state).toBe("unreadable");
+    const hint = before.hints.find((h) => h.startsWith(`${lost.id}: `)) ?? "";
+    expect(hint).toBe(
+      `${lost.id}: git cannot read its checkout: its .git file leads to /nowhere/at/all, not to its ` +
+        `admin folder ${join(r.path, ".git", "worktrees", lost.id)}; git -C ${r.path} worktree repair points it back`,
+    );
+
+    expect(before.rows.find((w) => w.id === garbled.id)?.state).toBe("unreadable");
+    expect(before.hints).toContain(
+      `${garbled.id}: git cannot read its checkout; git -C ${garbled.path} status says why`,
+    );
+
+    execSync(hint.slice(hint.lastIndexOf("; ") + 2, hint.lastIndexOf(" points")), {
+      cwd: lost.path,
+      env: r.env,
+      stdio: "ignore",
+    });
+    const after = await fleet(r);
+    expect(after.rows.find((w) => w.id === lost.id)?.state).toBe("active");
+    expect(after.hints.filter((h) => h.startsWith(`${lost.id}: `))).toEqual([]);
   });
 });
