@@ -336,8 +336,12 @@ describe("accept refuses before changing anything", () => {
         env,
       });
       expect(run.code).toBe(1);
-      expect(run.json.error.message).toContain("would overwrite untracked file(s) there");
+      expect(run.json.error.message).toContain(
+        "would overwrite untracked or ignored file(s) there",
+      );
       expect(run.json.error.message).toContain(file);
+      // The command it names lists the file, ignored or not.
+      expect(run.json.error.next).toBe(`git -C ${repo.path} status --ignored --short`);
       expect(snapshot(repo)).toBe(before);
       expect(readFileSync(join(repo.path, file), "utf8")).toBe("precious local file\n");
       rmSync(join(repo.path, file));

@@ -166,9 +166,10 @@ export function followRefusal(
       );
     case "in_the_way":
       return refuse(
-        `The main checkout (${main}) has ${trunk} checked out, and landing would overwrite untracked file(s) there: ` +
+        `The main checkout (${main}) has ${trunk} checked out, and landing would overwrite untracked or ignored file(s) there: ` +
           `${blocker.files.slice(0, 10).join(", ")}${blocker.files.length > 10 ? ` and ${blocker.files.length - 10} more` : ""}. Move them out of ${main}, then run berth accept ${id}.`,
-        shellCommand(["git", "-C", main, "status", "--short"]),
+        // --ignored: a plain status lists no ignored file, so it would show nothing in the way.
+        shellCommand(["git", "-C", main, "status", "--ignored", "--short"]),
       );
     case "index_locked":
       return refuse(
