@@ -121,6 +121,8 @@ describe("berth path", () => {
     expect(run.json.error.code).toBe("ambiguous_target");
     expect(run.json.error.message).toContain(a.id);
     expect(run.json.error.message).toContain(b.id);
+    // Ids that start alike differ in full: the whole id is the way, not the path.
+    expect(run.json.error.message).toContain("Name the worktree by its whole id: berth path <id>.");
   });
 
   it("berth switch without the wrapper prints the folder and says how to load it", async () => {

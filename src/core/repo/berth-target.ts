@@ -47,15 +47,18 @@ export function resolveTarget(
       : innermostCheckout(survey.worktrees, asPath);
   let unique = [...new Set(byPath ? [...byName, byPath] : byName)];
   // Nothing named exactly: a unique prefix of a berth id (`berth path fix-lo`).
-  if (unique.length === 0 && options.idPrefix === true && wanted !== "") {
-    unique = survey.worktrees.filter((w) => w.marker?.id.startsWith(wanted) === true);
-  }
+  const byPrefix = unique.length === 0 && options.idPrefix === true && wanted !== "";
+  if (byPrefix) unique = survey.worktrees.filter((w) => w.marker?.id.startsWith(wanted) === true);
   if (unique.length === 1) return unique[0] as WorktreeFacts;
   if (unique.length > 1) {
     const candidates = unique.map(candidateOf);
+    // Several ids that start alike differ in full; an exact name shared by two worktrees needs the path.
+    const way = byPrefix
+      ? `by its whole id: berth ${verb} <id>`
+      : `by its path: berth ${verb} <path>`;
     throw new UserError(
       "ambiguous_target",
-      `"${argument}" matches ${unique.length} worktrees: ${candidates.map(describe).join("; ")}. Name the worktree by its path: berth ${verb} <path>.`,
+      `"${argument}" matches ${unique.length} worktrees: ${candidates.map(describe).join("; ")}. Name the worktree ${way}.`,
       { next: shellCommand(["berth", "status"]), data: { candidates } },
     );
   }
