@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+import { hookWorktreeCreateCommand, hookWorktreeRemoveCommand } from "../src/commands/hook.js";
+import { makeRepo, runBerth, type TestRepo, testContext } from "./helpers/repo.js";
 
 /**
  * `berth hook ...` fed the payloads Claude Code sends (spec section 12), on the
@@ -96,6 +97,27 @@ describe("berth hook claude-worktree-create", () => {
       'berth hook claude-worktree-remove: stdin has no "worktree_path"; nothing changed.\n',
     );
     expect(worktreePaths(r)).toEqual([r.path]);
+  });
+
+  it("run by hand, stdin a terminal: refused with the verb for people, and nothing is created", async () => {
+    const r = makeRepo();
+    repo = r;
+    const { ctx } = testContext(r.path, r.env);
+    const atTerminal = { ...ctx, stdinIsTTY: true };
+    // A terminal reads as empty stdin (io/stdin.ts), which a pipe would turn into a random berth.
+    await expect(hookWorktreeCreateCommand(atTerminal, "")).rejects.toMatchObject({
+      code: "usage",
+      message:
+        "this is what Claude Code runs at WorktreeCreate, with the event's JSON on stdin, and stdin " +
+        "here is a terminal; nothing changed. By hand: berth start [name].",
+      next: "berth start --help",
+    });
+    await expect(hookWorktreeRemoveCommand(atTerminal, "")).rejects.toMatchObject({
+      code: "usage",
+      next: "berth worktree drop --help",
+    });
+    expect(worktreePaths(r)).toEqual([r.path]);
+    expect(r.git(["branch", "--list", "berth/*"])).toBe("");
   });
 
   it("refuses a payload larger than 1 MiB as too large, not as not JSON, and creates nothing", async () => {

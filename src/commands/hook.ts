@@ -20,11 +20,27 @@ import { runVerb } from "./run-verb.js";
  * every story or refusal goes to stderr.
  */
 
+/**
+ * A harness pipes its event's JSON to a hook; a terminal on stdin means a
+ * person ran it by hand, who would not mean a random berth made (create) or
+ * a refusal about a missing field (remove): the refusal names the verb for
+ * people, and nothing changes.
+ */
+function refuseTerminal(ctx: Context, event: string, verb: readonly string[], usage: string): void {
+  if (!ctx.stdinIsTTY) return;
+  throw new UserError(
+    "usage",
+    `this is what Claude Code runs at ${event}, with the event's JSON on stdin, and stdin here is a terminal; nothing changed. By hand: berth ${usage}.`,
+    { next: shellCommand(["berth", ...verb, "--help"]) },
+  );
+}
+
 /** Claude Code `WorktreeCreate`: start a berth named as the harness asked; stdout is its path alone. */
 export async function hookWorktreeCreateCommand(
   ctx: Context,
   stdin: string | null,
 ): Promise<CommandOutcome> {
+  refuseTerminal(ctx, "WorktreeCreate", ["start"], "start [name]");
   const payload = parseHookPayload(stdin);
   const here = payload.cwd === null ? ctx : { ...ctx, cwd: payload.cwd };
   return runVerb("start", here, { surface: "hook" }, async (inner) => {
@@ -42,6 +58,7 @@ export async function hookWorktreeRemoveCommand(
   ctx: Context,
   stdin: string | null,
 ): Promise<CommandOutcome> {
+  refuseTerminal(ctx, "WorktreeRemove", ["worktree", "drop"], "worktree drop <berth>");
   const payload = parseHookPayload(stdin);
   const target = payload.worktreePath;
   if (target === null) {
