@@ -156,6 +156,35 @@ describe("--help", () => {
     }
   });
 
+  it("flags that contradict or name nothing are usage errors that change nothing", async () => {
+    const r = makeRepo();
+    repo = r;
+    const refs = () => r.git(["for-each-ref"]);
+    const before = refs();
+    const scopes = await runBerth(["status", "--local", "--all", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(scopes.code).toBe(2);
+    expect(scopes.json.error.message).toBe(
+      "--local (this checkout) and --all (the whole fleet) contradict each other: give one.",
+    );
+    // Empty, --from was "similar" to every ref in the repository.
+    for (const from of ["", " "]) {
+      const start = await runBerth(["start", "x", "--from", from, "--json"], {
+        cwd: r.path,
+        env: r.env,
+      });
+      expect(start.code).toBe(2);
+      expect(start.json.error).toMatchObject({
+        code: "usage",
+        message: "--from needs a branch, tag or commit; it was given none.",
+      });
+    }
+    expect(refs()).toBe(before);
+    expect(r.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
+  });
+
   it("berth drop and berth prune point at berth worktree drop|prune, with the arguments typed", async () => {
     const r = makeRepo();
     repo = r;

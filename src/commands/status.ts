@@ -1,5 +1,7 @@
 import type { Context } from "../context.js";
 import { readStatus } from "../core/fleet/status.js";
+import { UserError } from "../errors.js";
+import { shellCommand } from "../text.js";
 import { liveStatusTable, liveTerminal } from "../ui/status-live.js";
 import { renderStatus } from "../ui/status-view.js";
 import { colorsFor } from "../ui/style.js";
@@ -9,6 +11,13 @@ export async function statusCommand(
   ctx: Context,
   options: { local?: boolean; all?: boolean; remote?: boolean; json?: boolean },
 ): Promise<CommandOutcome> {
+  if (options.local && options.all) {
+    throw new UserError(
+      "usage",
+      "--local (this checkout) and --all (the whole fleet) contradict each other: give one.",
+      { next: shellCommand(["berth", "status", "--help"]) },
+    );
+  }
   // On a terminal (never with --json), the table's skeleton is drawn while the
   // survey runs and replaced by the final table.
   const size = options.json ? null : liveTerminal(ctx.stdout, ctx.stdoutIsTTY, ctx.env);

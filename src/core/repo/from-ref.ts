@@ -26,6 +26,12 @@ export async function resolveBase(
   prefix: string,
 ): Promise<ResolvedBase> {
   const retry = (from: string) => shellCommand(["berth", verb, "--from", from]);
+  // Empty, it would name nothing and be "similar" to every ref.
+  if (name.trim() === "") {
+    throw new UserError("usage", "--from needs a branch, tag or commit; it was given none.", {
+      next: listRefsCommand(cwd),
+    });
+  }
   const full = name.startsWith("refs/") ? [name] : [];
   const wanted = new Set([
     ...full,
