@@ -25,9 +25,8 @@ export function brokenHints(
   branches: ReadonlyMap<string, string>,
 ): string[] {
   const hints: string[] = [];
-  for (const w of worktrees) {
-    const row = rows.find((r) => r.path === w.entry.path);
-    if (row?.state !== "broken" || w.marker === null) continue;
+  for (const [row, w] of rowsIn("broken", rows, worktrees)) {
+    if (w.marker === null) continue;
     const own = w.marker.branch;
     const git = (...args: string[]) => shellCommand(["git", "-C", w.entry.path, ...args]);
     if (w.entry.branch === own || w.entry.branch === null) {
@@ -48,6 +47,21 @@ export function brokenHints(
     }
   }
   return hints;
+}
+
+/** The rows in `state`, each with its worktree's facts (a map only when there is such a row). */
+function rowsIn(
+  state: StatusRow["state"],
+  rows: readonly StatusRow[],
+  worktrees: readonly WorktreeFacts[],
+): [StatusRow, WorktreeFacts][] {
+  const wanted = rows.filter((row) => row.state === state);
+  if (wanted.length === 0) return [];
+  const byPath = new Map(worktrees.map((w) => [w.entry.path, w]));
+  return wanted.flatMap((row) => {
+    const w = byPath.get(row.path);
+    return w === undefined ? [] : [[row, w] as [StatusRow, WorktreeFacts]];
+  });
 }
 
 /** The desk's reason for a broken row: which of the two it is (the status hint gives the command). */
@@ -80,9 +94,7 @@ export function unreadableHints(
     "repair",
   ]);
   const hints: string[] = [];
-  for (const w of worktrees) {
-    const row = rows.find((r) => r.path === w.entry.path);
-    if (row?.state !== "unreadable") continue;
+  for (const [row, w] of rowsIn("unreadable", rows, worktrees)) {
     const problem = w.adminDir === null ? null : gitFileProblem(w.entry.path, w.adminDir);
     hints.push(
       problem === null
