@@ -186,10 +186,15 @@ export async function listQueue(ctx: Context): Promise<VerbResult<QueueData>> {
 
 /** The berth's open entry, by id, branch or branch without its prefix. */
 async function openEntryOf(repo: Repository, target: string): Promise<QueueEntry | undefined> {
+  return (await entriesOf(repo, target)).find((e) => !isFinal(e));
+}
+
+/** Every queue entry of `target` (an id, or its branch with or without refs/heads/), oldest first. */
+async function entriesOf(repo: Repository, target: string): Promise<QueueEntry[]> {
   const prefix = repo.config.repository.branch_prefix;
   const names = new Set([target, `${prefix}${target}`, target.replace(/^refs\/heads\//, "")]);
-  return (await readQueue(repo.location.commonDir)).find(
-    (e) => !isFinal(e) && (names.has(e.id) || names.has(e.branch)),
+  return (await readQueue(repo.location.commonDir)).filter(
+    (e) => names.has(e.id) || names.has(e.branch),
   );
 }
 
@@ -264,10 +269,13 @@ export async function withdrawEntry(
   target: string,
 ): Promise<VerbResult<{ entry: QueueEntryView | null; grant: string | null }>> {
   const repo = await openRepository(ctx);
-  const open = await openEntryOf(repo, target);
+  const entries = await entriesOf(repo, target);
+  const open = entries.find((e) => !isFinal(e));
+  // As the desk says it: a landed or rejected entry is why nothing waits.
+  const newest = entries.at(-1)?.state;
   const noEntry = new UserError(
     "unknown_target",
-    `${target} has no entry waiting in the landing queue and no standing grant.`,
+    `${target} has no entry waiting in the landing queue${newest ? ` (it is ${newest})` : ""} and no standing grant.`,
     { next: shellCommand(["berth", "queue"]) },
   );
   if (open === undefined) {
