@@ -229,4 +229,16 @@ describe("berth init --agents", () => {
     expect(readFileSync(join(r.path, "AGENTS.md"), "utf8")).toBe(agents);
     expect(readFileSync(join(r.path, "CLAUDE.md"), "utf8")).toBe(claude);
   });
+
+  it("--untracked-cache after berth.toml exists keeps the file and says so, then what it set", async () => {
+    const r = makeRepo();
+    repo = r;
+    expect((await runBerth(["init"], { cwd: r.path, env: r.env })).code).toBe(0);
+    const toml = join(r.path, "berth.toml");
+    const written = readFileSync(toml, "utf8");
+    const run = await runBerth(["init", "--untracked-cache"], { cwd: r.path, env: r.env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`kept ${toml} as it is\nset core.untrackedCache = true\n`);
+    expect(readFileSync(toml, "utf8")).toBe(written);
+  }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { initConfig } from "../src/core/repo/init-config.js";
@@ -74,5 +74,39 @@ describe("berth init and git's untracked cache", () => {
       }),
     ]);
     expect(config(repo)).toBe("true");
+  }, 60_000);
+
+  it("the offer's own advice works after that init: --untracked-cache keeps berth.toml and sets it", async () => {
+    repo = largeRepo();
+    const { ctx } = testContext(repo.path, repo.env);
+    const first = await initConfig(ctx, {});
+    expect(first.hints.some((h) => h.includes("berth init --untracked-cache"))).toBe(true);
+    const toml = join(repo.path, "berth.toml");
+    const written = readFileSync(toml, "utf8");
+    const planned = await initConfig(ctx, { untrackedCache: true, dryRun: true });
+    expect(planned.plan?.steps.map((s) => s.step)).toEqual([
+      "test the untracked cache",
+      "set git config",
+    ]);
+    const result = await initConfig(ctx, { untrackedCache: true });
+    expect(result.ok).toBe(true);
+    expect(result.steps?.map((s) => [s.step, s.outcome])).toEqual([
+      ["test the untracked cache", "done"],
+      ["set git config", "done"],
+    ]);
+    expect(config(repo)).toBe("true");
+    expect(readFileSync(toml, "utf8")).toBe(written);
+    // --agents beside it does both, the file still kept.
+    repo.git(["config", "--unset", "core.untrackedCache"]);
+    const both = await initConfig(ctx, { untrackedCache: true, agents: true });
+    expect(both.steps?.map((s) => s.step)).toEqual([
+      "test the untracked cache",
+      "set git config",
+      "write agents section",
+    ]);
+    expect(config(repo)).toBe("true");
+    expect(readFileSync(toml, "utf8")).toBe(written);
+    // Without it, an existing berth.toml is still refused, never overwritten.
+    await expect(initConfig(ctx, {})).rejects.toMatchObject({ code: "precondition_failed" });
   }, 60_000);
 });

@@ -10,13 +10,14 @@ export async function initCommand(
   const data = result.data;
   const verb = result.dryRun ? "would write" : "wrote";
   const lines: string[] = [];
-  if (data !== null && data.agents === undefined) {
-    lines.push(`${verb} ${data.path} (trunk ${data.trunk})`);
-  } else if (data?.agents !== undefined) {
+  if (data !== null) {
+    // An existing berth.toml is kept (with --agents or --untracked-cache): only a new one is news.
     if (result.plan.steps.some((s) => s.step === "write berth.toml")) {
       lines.push(`${verb} ${data.path} (trunk ${data.trunk})`);
+    } else if (data.agents === undefined) {
+      lines.push(`${result.dryRun ? "would keep" : "kept"} ${data.path} as it is`);
     }
-    for (const a of data.agents) {
+    for (const a of data.agents ?? []) {
       lines.push(
         a.outcome === "already present"
           ? `kept ${a.file} (its berth section is already there)`

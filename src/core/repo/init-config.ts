@@ -32,6 +32,10 @@ export async function initConfig(
   const path = join(repo.mainPath, "berth.toml");
   if (options.agents === true) return initAgents(repo, path, options, ctx);
   if (pathExistsOrBroken(path)) {
+    // The hint a first init gives ("or berth init --untracked-cache") works once the file exists.
+    if (options.untrackedCache === true) {
+      return untrackedCacheOnly(repo, path, options.dryRun === true);
+    }
     throw new UserError(
       "precondition_failed",
       `${path} already exists; berth init never overwrites it (edit it instead).`,
@@ -69,6 +73,19 @@ export async function initConfig(
   );
 }
 
+/** berth.toml kept as it is; only `--untracked-cache` is done (or planned). */
+async function untrackedCacheOnly(
+  repo: Repository,
+  path: string,
+  dryRun: boolean,
+): Promise<PlanApplyResult<InitData>> {
+  const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
+  const data: InitData = { path, trunk: trunk.name ?? "main" };
+  const cache = await planUntrackedCache(repo, true);
+  if (dryRun) return plannedResult("init", data, cache.plan, { hints: cache.hints });
+  return appliedResult("init", data, cache.plan, await cache.apply(), { hints: cache.hints });
+}
+
 async function initAgents(
   repo: Repository,
   configPath: string,
@@ -77,9 +94,12 @@ async function initAgents(
 ): Promise<PlanApplyResult<InitData>> {
   const dryRun = options.dryRun === true;
   const agents = await planAgentsSection(repo.mainPath);
-  const config = pathExistsOrBroken(configPath)
-    ? null
-    : await initConfig(ctx, { dryRun, untrackedCache: options.untrackedCache === true });
+  const asked = options.untrackedCache === true;
+  const config = !pathExistsOrBroken(configPath)
+    ? await initConfig(ctx, { dryRun, untrackedCache: asked })
+    : asked
+      ? await untrackedCacheOnly(repo, configPath, dryRun)
+      : null;
   const plan = [
     ...(config?.plan.steps ?? []),
     ...agents.map((a) => ({ step: "write agents section", target: a.file, detail: a.outcome })),
