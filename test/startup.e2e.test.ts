@@ -47,7 +47,7 @@ describe("start-up", () => {
 
   it("berth status loads two files, the entry and the core: no parser, no other verb's code", () => {
     repo = makeRepo();
-    for (const args of [["status"], ["status", "--json"], ["ls"], ["list", "--local", "--all"]]) {
+    for (const args of [["status"], ["status", "--json"], ["ls", "--all"], ["list", "--local"]]) {
       expect(loadedFiles(args)).toEqual([join(PROJECT_ROOT, "dist/cli.cjs"), CORE]);
     }
     const modules = loadedModules(["status", "--debug"], repo.path, repo.env);
