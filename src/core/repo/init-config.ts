@@ -9,7 +9,7 @@ import { appliedResult, type PlanApplyResult, plannedResult } from "../../result
 import { shellCommand } from "../../text.js";
 import { type AgentsFileOutcome, planAgentsSection, writeAgentsSection } from "./init-agents.js";
 import { openRepository, type Repository } from "./repository.js";
-import { createTrunkHint, detectTrunk, TRUNK_REF_PREFIXES } from "./trunk.js";
+import { createTrunkHint, detectTrunk, TRUNK_REF_PREFIXES, type Trunk } from "./trunk.js";
 import { planUntrackedCache } from "./untracked-cache.js";
 
 export interface InitData {
@@ -21,8 +21,9 @@ export interface InitData {
 
 /**
  * Writes a commented berth.toml at the repository root; never overwrites one.
- * With `--agents`, appends the agents' workflow section (init-agents.ts) and
- * keeps an existing berth.toml instead of refusing.
+ * With `--agents`, appends the agents' workflow section (init-agents.ts), and
+ * with `--untracked-cache` sets git's untracked cache; either keeps an
+ * existing berth.toml instead of refusing.
  */
 export async function initConfig(
   ctx: Context,
@@ -42,7 +43,7 @@ export async function initConfig(
       { next: shellCommand(["berth", "status"]) },
     );
   }
-  const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
+  const trunk = await repositoryTrunk(repo);
   const trunkName = trunk.name ?? "main";
   const data: InitData = { path, trunk: trunkName };
   const cache = await planUntrackedCache(repo, options.untrackedCache === true);
@@ -73,14 +74,18 @@ export async function initConfig(
   );
 }
 
+/** The trunk as configured, or as the branches show it. */
+async function repositoryTrunk(repo: Repository): Promise<Trunk> {
+  return detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
+}
+
 /** berth.toml kept as it is; only `--untracked-cache` is done (or planned). */
 async function untrackedCacheOnly(
   repo: Repository,
   path: string,
   dryRun: boolean,
 ): Promise<PlanApplyResult<InitData>> {
-  const trunk = detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES));
-  const data: InitData = { path, trunk: trunk.name ?? "main" };
+  const data: InitData = { path, trunk: (await repositoryTrunk(repo)).name ?? "main" };
   const cache = await planUntrackedCache(repo, true);
   if (dryRun) return plannedResult("init", data, cache.plan, { hints: cache.hints });
   return appliedResult("init", data, cache.plan, await cache.apply(), { hints: cache.hints });
@@ -95,20 +100,16 @@ async function initAgents(
   const dryRun = options.dryRun === true;
   const agents = await planAgentsSection(repo.mainPath);
   const asked = options.untrackedCache === true;
-  const config = !pathExistsOrBroken(configPath)
-    ? await initConfig(ctx, { dryRun, untrackedCache: asked })
-    : asked
-      ? await untrackedCacheOnly(repo, configPath, dryRun)
-      : null;
+  let config: PlanApplyResult<InitData> | null = null;
+  if (!pathExistsOrBroken(configPath))
+    config = await initConfig(ctx, { dryRun, untrackedCache: asked });
+  else if (asked) config = await untrackedCacheOnly(repo, configPath, dryRun);
   const plan = [
     ...(config?.plan.steps ?? []),
     ...agents.map((a) => ({ step: "write agents section", target: a.file, detail: a.outcome })),
   ];
   // The trunk berth.toml names: the one written now, or the configured/detected one.
-  const trunk =
-    config?.data?.trunk ??
-    detectTrunk(repo.config, await listRefs(repo.location.cwd, TRUNK_REF_PREFIXES)).name ??
-    "main";
+  const trunk = config?.data?.trunk ?? (await repositoryTrunk(repo)).name ?? "main";
   const data: InitData = { path: configPath, trunk, agents };
   if (dryRun) return plannedResult("init", data, plan, { hints: config?.hints ?? [] });
   await writeAgentsSection(agents);
