@@ -81,6 +81,52 @@ describe("a broken berth's hint", () => {
   });
 });
 
+describe("gate, update and await in a berth whose branch was deleted", () => {
+  it("refuse with the command that makes the branch again, not 'no commits yet', and its next gates", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = await started(r, "gone");
+    r.write("work.txt", "committed\n", b.path);
+    const lastCommit = r.commit("work", b.path);
+    r.git(["update-ref", "-d", `refs/heads/berth/${b.id}`]);
+    const mend = `git -C ${b.path} branch berth/${b.id} ${lastCommit}`;
+    const told =
+      `${b.id}: berth/${b.id} was deleted under it; its last commit, ${lastCommit.slice(0, 8)}, ` +
+      `is in the checkout's HEAD log: the command makes berth/${b.id} there again`;
+    for (const verb of ["gate", "update"]) {
+      const run = await runBerth([verb, "--json"], { cwd: b.path, env: r.env });
+      expect(run.code).toBe(1);
+      expect(run.json.error.message).toBe(`${told}, then run berth ${verb}.`);
+      expect(run.json.error.next).toBe(`${mend} && berth ${verb}`);
+    }
+    const waited = await runBerth(["await", "--green", b.id, "--timeout", "1", "--json"], {
+      cwd: r.path,
+      env: r.env,
+    });
+    expect(waited.json.error.message).toBe(`${told}.`);
+    expect(waited.json.error.next).toBe(`${mend} && berth await --green ${b.id}`);
+    execSync(`${mend} && node ${join(process.cwd(), "dist", "cli.cjs")} gate`, {
+      cwd: b.path,
+      env: r.env,
+      stdio: "ignore",
+    });
+    const row = (await fleet(r)).rows.find((w) => w.id === b.id) as Row & { receipt: string };
+    expect(row.state).toBe("active");
+    expect(row.receipt).toBe("honored");
+  });
+
+  it("still says 'no commits yet' on an unborn branch that was never the berth's", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = await started(r, "orphan");
+    r.git(["switch", "-q", "--orphan", "fresh"], b.path);
+    const run = await runBerth(["gate", "--json"], { cwd: b.path, env: r.env });
+    expect(run.json.error.message).toBe(
+      "fresh has no commits yet; commit something, then run berth gate.",
+    );
+  });
+});
+
 describe("an unreadable checkout's hint", () => {
   it("names git worktree repair where its .git file leads astray, else the git status that says why", async () => {
     repo = makeRepo();

@@ -1,10 +1,11 @@
 import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import type { LandingEntry } from "../../io/landing-log.js";
-import { shellCommand, shortOid } from "../../text.js";
+import { commandSequence, shellCommand, shortOid } from "../../text.js";
 import { nearestLiveContainer } from "../fleet/containment.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import { landingsOf } from "../landing/landings.js";
+import { rebranching } from "../lifecycle/reattach.js";
 import { findRecoveryRef } from "../lifecycle/recovery-refs.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import type { AwaitCondition } from "./request.js";
@@ -115,6 +116,20 @@ export async function resolveAwaitTarget(
     if (worktree?.entry.detached) {
       // The detached berth's branch was deleted: what the landing log says, if anything.
       return resolveGone(survey, argument, [branch], condition, history, null);
+    }
+    // A berth whose own branch was deleted under it: made again where its HEAD log says.
+    const marker = worktree?.marker ?? null;
+    const back =
+      worktree !== null && marker?.branch === branch
+        ? rebranching(worktree.entry.path, worktree.adminDir, branch)
+        : null;
+    if (marker !== null && back !== null) {
+      throw new UserError("precondition_failed", `${marker.id}: ${back.detail}.`, {
+        next: commandSequence(
+          back.command,
+          shellCommand(["berth", "await", `--${condition}`, argument]),
+        ),
+      });
     }
     throw new UserError("precondition_failed", `${branch} has no commits yet.`, {
       next: shellCommand(["berth", "status"]),

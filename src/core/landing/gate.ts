@@ -166,7 +166,7 @@ export async function planGate(repo: Repository, target: CheckoutLocation): Prom
   const { path, adminDir } = target;
   refuseOperationInProgress(target, "gate", "a gate on a half-done operation proves nothing");
   const [head, status, hidden, refs] = await Promise.all([
-    readBranchHead(path, "gate", "a receipt belongs to a branch tip"),
+    readBranchHead(repo, target, "gate", "a receipt belongs to a branch tip"),
     readWorktreeStatus(path),
     readHiddenChanges(path),
     listRefs(repo.location.cwd, TRUNK_REF_PREFIXES),

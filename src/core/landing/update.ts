@@ -103,7 +103,7 @@ export async function runUpdate(
   const { path } = location;
   refuseOperationInProgress(location, "update", "berth update would have to abort it or mix it in");
   const [head, status, refs] = await Promise.all([
-    readBranchHead(path, "update", "berth update merges into a branch"),
+    readBranchHead(repo, location, "update", "berth update merges into a branch"),
     readWorktreeStatus(path),
     listRefs(repo.location.cwd, ["refs/heads", "refs/tags", "refs/remotes"]),
   ]);

@@ -6,6 +6,7 @@ import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { berthVariables } from "../berth/env.js";
 import { portFor } from "../berth/identity.js";
 import { operationWithArticle } from "../fleet/checkout-states.js";
+import { rebranching } from "../lifecycle/reattach.js";
 import type { Repository } from "./repository.js";
 import { createTrunkCommand, describeMissingTrunk, type Trunk } from "./trunk.js";
 
@@ -73,8 +74,19 @@ export interface BranchHead {
   tree: string;
 }
 
-/** HEAD of `path`, refusing a detached HEAD and a branch with no commits. */
-export async function readBranchHead(path: string, verb: string, why: string): Promise<BranchHead> {
+/**
+ * HEAD of the checkout, refusing a detached HEAD and a branch with no
+ * commits. A berth whose own branch was deleted under it is unborn too; where
+ * its HEAD log names the branch's last commit, the refusal says so and makes
+ * the branch again (as status and accept do), rather than "commit something".
+ */
+export async function readBranchHead(
+  repo: Repository,
+  location: CheckoutLocation,
+  verb: string,
+  why: string,
+): Promise<BranchHead> {
+  const { path } = location;
   const head = await readHead(path);
   if (head.branch === null) {
     throw new UserError(
@@ -84,6 +96,18 @@ export async function readBranchHead(path: string, verb: string, why: string): P
     );
   }
   if (head.commit === null || head.tree === null) {
+    const marker = await readCheckoutMarker(repo, location);
+    const back =
+      marker?.branch === head.branch ? rebranching(path, location.adminDir, head.branch) : null;
+    if (marker !== null && back !== null) {
+      throw new UserError(
+        "precondition_failed",
+        `${marker.id}: ${back.detail}, then run berth ${verb}.`,
+        {
+          next: commandSequence(back.command, shellCommand(["berth", verb])),
+        },
+      );
+    }
     throw new UserError(
       "precondition_failed",
       `${head.branch} has no commits yet; commit something, then run berth ${verb}.`,
