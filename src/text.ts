@@ -9,11 +9,27 @@
 /** Characters a POSIX shell (and zsh) never treats specially inside a word. */
 const SHELL_SAFE = /^[A-Za-z0-9_./@%+=:,-]+$/;
 
-/** One argument, quoted so that `sh` reads it back as exactly `text`. */
+/**
+ * One argument, quoted so that `sh` reads it back as exactly `text`. A
+ * control character (but a newline, which single quotes keep) is written as
+ * the `printf` that makes it: printed raw, a terminal would act on it, and
+ * the command it shows, copied back, would name something else.
+ */
 export function shellQuote(text: string): string {
   // A leading "=" is zsh's command-path expansion: quote it.
   if (SHELL_SAFE.test(text) && !text.startsWith("=")) return text;
-  return `'${text.replace(/'/g, `'\\''`)}'`;
+  const quoted = `'${text.replace(/'/g, `'\\''`)}'`;
+  return Array.from(quoted, (char) =>
+    char !== "\n" && isControl(char) ? `'"$(printf '${octalBytes(char)}')"'` : char,
+  ).join("");
+}
+
+/** `char`'s UTF-8 bytes as printf's octal escapes: ESC is `\033`. */
+function octalBytes(char: string): string {
+  return Array.from(
+    Buffer.from(char, "utf8"),
+    (byte) => `\\${byte.toString(8).padStart(3, "0")}`,
+  ).join("");
 }
 
 declare const built: unique symbol;

@@ -2,7 +2,13 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { commandSequence, shellCommand, shellQuote, userShellCommand } from "../src/text.js";
+import {
+  commandSequence,
+  controlCharacters,
+  shellCommand,
+  shellQuote,
+  userShellCommand,
+} from "../src/text.js";
 import { PROJECT_ROOT } from "./helpers/repo.js";
 
 /** What `sh` reads back from `words`: each argument, NUL-terminated. */
@@ -37,11 +43,24 @@ const HOSTILE = [
   "!bang",
   "#comment",
   "ünïcödé",
+  "esc\x1b[2Jwipe",
+  "carriage\rreturn",
+  "\x7f",
+  "c1\u009bcsi",
+  "\x01\x02",
 ];
 
 describe("shellQuote", () => {
   it.each(HOSTILE)("sh reads %j back as exactly one argument, byte for byte", (text) => {
     expect(shWords(shellQuote(text))).toEqual([text]);
+  });
+
+  it("prints no control character a terminal acts on: each is the printf that makes it", () => {
+    const quoted = shellQuote("a\x1b[31mb\tc\u009b\nd");
+    expect(quoted).toBe(
+      `'a'"$(printf '\\033')"'[31mb'"$(printf '\\011')"'c'"$(printf '\\302\\233')"'\nd'`,
+    );
+    expect(controlCharacters(quoted)).toEqual(["\\x0a"]);
   });
 
   it("leaves plain words bare and quotes the rest", () => {
