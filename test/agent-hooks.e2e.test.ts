@@ -282,4 +282,35 @@ describe("berth hook session-start", () => {
     expect((await runBerth(["queue", "approve", id], { cwd: r.path, env: r.env })).code).toBe(0);
     expect(await advice()).toContain("A person has let it land once green: your accept lands it.");
   });
+
+  it("in a berth off its own branch, says so and names the command that mends it before any commit", async () => {
+    const r = makeRepo();
+    repo = r;
+    const path = (await runBerth(["start", "agent"], { cwd: r.path, env: r.env })).stdout.trim();
+    const id = path.slice(path.lastIndexOf("/") + 1);
+    const advice = async () =>
+      (await runBerth(["hook", "session-start"], { cwd: path, env: r.env, input: "{}" })).stdout;
+    expect(await advice()).not.toContain("mend it");
+
+    r.write("work.txt", "committed\n", path);
+    const tip = r.commit("work", path);
+    r.git(["update-ref", "-d", `refs/heads/berth/${id}`]);
+    const mend = `git -C ${path} branch berth/${id} ${tip}`;
+    expect(await advice()).toContain(
+      `Before you commit, mend it: berth/${id} was deleted under it;`,
+    );
+    expect(await advice()).toContain(`${mend}. Then commit your work here, then: berth gate`);
+    r.git(["branch", `berth/${id}`, tip], path);
+
+    r.git(["switch", "-q", "-c", "elsewhere"], path);
+    expect(await advice()).toContain(
+      `mend it: has elsewhere checked out, not its berth branch berth/${id}; go back with git -C ${path} switch berth/${id}.`,
+    );
+    r.git(["switch", "-q", "--detach", `berth/${id}`], path);
+    expect(await advice()).toContain(
+      `mend it: its HEAD is detached from its branch berth/${id}: git -C ${path} switch berth/${id}.`,
+    );
+    r.git(["switch", "-q", `berth/${id}`], path);
+    expect(await advice()).not.toContain("mend it");
+  });
 });

@@ -123,7 +123,11 @@ export async function hookSessionStartCommand(
   const landing = place.mayLand
     ? "A person has let it land once green: your accept lands it."
     : "Your accept submits it; a person approves the landing.";
-  const advice = `You are in berth ${place.id} (${place.branch ?? "detached"}) at ${place.path}; its setup has run. Commit your work here, then: ${workflow}. ${landing}`;
+  const where = `You are in berth ${place.id} (${place.branch ?? "detached"}) at ${place.path}; its setup has run.`;
+  const advice =
+    place.mend === null
+      ? `${where} Commit your work here, then: ${workflow}. ${landing}`
+      : `${where} Before you commit, mend it: ${place.mend}. Then commit your work here, then: ${workflow}. ${landing}`;
   const data: SessionStartData = { checkout: "berth", id: place.id, path: place.path, advice };
   return {
     result: success("hook session-start", data, { hints: setup.result.hints }),

@@ -24,29 +24,34 @@ export function brokenHints(
   worktrees: readonly WorktreeFacts[],
   branches: ReadonlyMap<string, string>,
 ): string[] {
-  const hints: string[] = [];
-  for (const [row, w] of rowsIn("broken", rows, worktrees)) {
-    if (w.marker === null) continue;
-    const own = w.marker.branch;
-    const git = (...args: string[]) => shellCommand(["git", "-C", w.entry.path, ...args]);
-    if (w.entry.branch === own || w.entry.branch === null) {
-      const back = rebranching(w.entry.path, w.adminDir, own);
-      hints.push(
-        back === null
-          ? `${row.id}: its branch ${own} was deleted under it, and its HEAD log names no commit to make it again at`
-          : `${row.id}: ${back.detail}: ${back.command}`,
-      );
-    } else if (branches.has(own)) {
-      hints.push(
-        `${row.id}: has ${w.entry.branch} checked out, not its berth branch ${own}; go back with ${git("switch", own)}`,
-      );
-    } else {
-      hints.push(
-        `${row.id}: has ${w.entry.branch} checked out, and its berth branch ${own} no longer exists; make it at HEAD with ${git("switch", "-c", own)}`,
-      );
-    }
+  return rowsIn("broken", rows, worktrees).flatMap(([row, w]) => {
+    const mend = brokenMend(w, branches);
+    return mend === null ? [] : [`${row.id}: ${mend}`];
+  });
+}
+
+/** A berth whose checkout no longer matches what berth made: on another branch, or an unborn one. */
+export function isBrokenBerth(w: WorktreeFacts, branches: ReadonlyMap<string, string>): boolean {
+  if (w.marker === null) return false;
+  if (w.entry.branch === null) return true;
+  return w.entry.branch !== w.marker.branch || !branches.has(w.entry.branch);
+}
+
+/** Which way a broken berth is broken, and the command that mends it (null: not a berth). */
+export function brokenMend(w: WorktreeFacts, branches: ReadonlyMap<string, string>): string | null {
+  if (w.marker === null) return null;
+  const own = w.marker.branch;
+  const git = (...args: string[]) => shellCommand(["git", "-C", w.entry.path, ...args]);
+  if (w.entry.branch === own || w.entry.branch === null) {
+    const back = rebranching(w.entry.path, w.adminDir, own);
+    return back === null
+      ? `its branch ${own} was deleted under it, and its HEAD log names no commit to make it again at`
+      : `${back.detail}: ${back.command}`;
   }
-  return hints;
+  if (branches.has(own)) {
+    return `has ${w.entry.branch} checked out, not its berth branch ${own}; go back with ${git("switch", own)}`;
+  }
+  return `has ${w.entry.branch} checked out, and its berth branch ${own} no longer exists; make it at HEAD with ${git("switch", "-c", own)}`;
 }
 
 /** The rows in `state`, each with its worktree's facts (a map only when there is such a row). */

@@ -18,7 +18,7 @@ import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence } from "./containment.js";
 import { heldBranches } from "./held-branches.js";
 import { leftFolderHints } from "./left-folders.js";
-import { brokenHints, unreadableHints } from "./mend-hints.js";
+import { brokenHints, isBrokenBerth, unreadableHints } from "./mend-hints.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
@@ -395,15 +395,8 @@ export function classifyState(
   // Landed class too: its work is in the trunk, its commits are not (spec section 13).
   if (w.integrated) return "integrated";
   if (contained) return "contained";
-  if (isBroken(w, survey)) return "broken";
+  if (isBrokenBerth(w, survey.branches)) return "broken";
   return "active";
-}
-
-/** A berth whose checkout no longer matches what berth made: on another branch, or an unborn one. */
-function isBroken(w: WorktreeFacts, survey: Pick<FleetSurvey, "branches">): boolean {
-  if (w.marker === null) return false;
-  if (w.entry.branch === null) return true;
-  return w.entry.branch !== w.marker.branch || !survey.branches.has(w.entry.branch);
 }
 
 function basenameOf(path: string): string {
