@@ -143,6 +143,29 @@ describe("a verb in flight holds a berth (item 8)", () => {
     expect(forced.code).toBe(0);
     expect(worktreePaths(f.repo)).not.toContain(b.path);
   });
+
+  it("park refuses a berth mid-gate (it has no --force), naming the verb; once it finished, park parks", async () => {
+    const f = setUp("[logbook]\nenabled = true\n");
+    const b = await f.start("gating");
+    f.repo.write("work.txt", "committed\n", b.path);
+    f.repo.commit("work", b.path);
+    await inFlight(f, b, "gate");
+
+    const refused = await f.berth(["worktree", "park", b.id, "--yes", "--json"]);
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.message).toBe(
+      `${b.id}: a verb is in flight there (running gate); parking removes the checkout under it. Park it once that verb has finished.`,
+    );
+    expect(refused.json.error.next).toBe(`berth worktree park ${b.id}`);
+    expect(worktreePaths(f.repo)).toContain(b.path);
+
+    sleeper?.kill("SIGKILL");
+    await new Promise((done) => sleeper?.on("exit", done));
+    const parked = await f.berth(["worktree", "park", b.id, "--yes", "--json"]);
+    expect(parked.code, parked.stdout).toBe(0);
+    expect(worktreePaths(f.repo)).not.toContain(b.path);
+    expect(f.repo.git(["branch", "--list", b.branch])).toContain(b.branch);
+  });
 });
 
 describe("berth deletes only branches it made (item 9)", () => {

@@ -21,6 +21,7 @@ import {
 import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { mergeRecord, storeRecord } from "../berth/briefs.js";
 import { describeLedgerProblems } from "../berth/resources.js";
+import { readFleetActivity } from "../fleet/activity.js";
 import { describeOperation } from "../fleet/checkout-states.js";
 import { type FleetSurvey, surveyFleet, type WorktreeFacts } from "../fleet/survey.js";
 import { resolveTarget } from "../repo/berth-target.js";
@@ -28,6 +29,7 @@ import { openRepository, type Repository } from "../repo/repository.js";
 import { describeNestedWork, nestedWorkAtRisk } from "./nested-work.js";
 import { reattachment, rebranching } from "./reattach.js";
 import {
+  describeVerbInFlight,
   goesWithIt,
   ignoredFilesOf,
   lockedRefusal,
@@ -47,8 +49,9 @@ import { applyTeardown, type TeardownTarget, teardownError } from "./teardown.js
  * record says it is parked, so status lists the branch as parked (not
  * abandoned) and `berth start --from <branch>` resumes it. In order:
  *   1. plan (reads only): refuse the main checkout, a locked worktree, one
- *      berth did not make, one off a branch or on the trunk, and a dirty one
- *      (untracked files count: the teardown would lose them);
+ *      berth did not make, one a verb is in flight in, one off a branch or on
+ *      the trunk, and a dirty one (untracked files count: the teardown would
+ *      lose them);
  *   2. apply, under the fleet lock: mark the branch parked first (a crash
  *      after the teardown leaves a parked branch, never an abandoned one),
  *      then the teardown, which re-checks clean and HEAD right before it
@@ -106,6 +109,15 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
   const target = teardownTargetOf(worktree);
   if (target === null) throw unownedRefusal("worktree park", entry.path);
   await refuseQueueCheckout("worktree park", repo, target.id);
+  // A verb working in the berth (a gate's checks writing there): parking would remove its folder under it.
+  const activity = await readFleetActivity(repo, [worktree], ctx.now());
+  const inFlight = describeVerbInFlight(activity.worktrees.get(entry.path));
+  if (inFlight !== null) {
+    refuse(
+      `${target.id}: ${inFlight}; parking removes the checkout under it. Park it once that verb has finished.`,
+      parkAgain(target.id),
+    );
+  }
   if (entry.prunable) {
     refuse(
       `${target.id}'s folder is gone; there is no checkout to park. berth worktree prune clears its registration; the branch stays.`,
