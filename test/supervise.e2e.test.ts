@@ -211,6 +211,25 @@ describe("titles with control characters", () => {
     const json = await berth(r, ["describe", b.id, "--json"]);
     expect(json.json.data.brief).toBe("line one\n\u001b[31mred\u001b[0m\tend\n");
   });
+
+  it("a brief that is not UTF-8 text (the wrong file) is refused at start and describe, not stored altered", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const binary = join(r.dir.path, "picture.png");
+    writeFileSync(binary, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x0a]));
+    const refusedStart = await berth(r, ["start", "pictured", "--brief", binary, "--json"]);
+    expect(refusedStart.code).toBe(1);
+    expect(refusedStart.json.error.message).toBe(
+      `The brief (${binary}) is not UTF-8 text; nothing changed. Give --brief a text file.`,
+    );
+    expect(worktreePaths(r)).toEqual([r.path]);
+
+    const b = await start(r, ["briefed", "--brief", "-"], "the real brief\n");
+    const refused = await berth(r, ["describe", b.id, "--brief", binary, "--json"]);
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.code).toBe("precondition_failed");
+    expect((await berth(r, ["describe", b.id, "--json"])).json.data.brief).toBe("the real brief\n");
+  });
 });
 
 describe("parking", () => {

@@ -70,13 +70,13 @@ export async function loadBrief(
   source: string,
   input: NodeJS.ReadableStream = process.stdin,
 ): Promise<string | null> {
-  let text: string;
+  let bytes: Buffer;
   if (source === "-") {
-    text = await readAll(input);
+    bytes = await readAll(input);
   } else {
     const path = resolve(ctx.cwd, source);
     try {
-      text = await readFile(path, "utf8");
+      bytes = await readFile(path);
     } catch (error) {
       throw new UserError(
         "precondition_failed",
@@ -86,23 +86,34 @@ export async function loadBrief(
       );
     }
   }
-  if (Buffer.byteLength(text) > BRIEF_MAX) {
+  if (bytes.length > BRIEF_MAX) {
     throw new UserError(
       "precondition_failed",
       `The brief is larger than ${BRIEF_MAX / 1024} KiB; nothing changed. Keep the brief short and link to the rest.`,
+    );
+  }
+  let text: string;
+  try {
+    // Fatal: a file that is not UTF-8 text (the wrong file, a binary) is refused, not stored as U+FFFD.
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const what = source === "-" ? "stdin" : resolve(ctx.cwd, source);
+    throw new UserError(
+      "precondition_failed",
+      `The brief (${what}) is not UTF-8 text; nothing changed. Give --brief a text file.`,
     );
   }
   const brief = text.replace(/\s+$/, "");
   return brief === "" ? null : `${brief}\n`;
 }
 
-function readAll(input: NodeJS.ReadableStream): Promise<string> {
+function readAll(input: NodeJS.ReadableStream): Promise<Buffer> {
   return new Promise((resolvePromise, reject) => {
     const chunks: Buffer[] = [];
     input.on("data", (chunk: Buffer | string) =>
       chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk),
     );
-    input.on("end", () => resolvePromise(Buffer.concat(chunks).toString("utf8")));
+    input.on("end", () => resolvePromise(Buffer.concat(chunks)));
     input.on("error", reject);
   });
 }
