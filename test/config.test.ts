@@ -299,6 +299,26 @@ describe("loadConfig refusals", () => {
     expect(error.message).toContain("invalid TOML at line 3, column");
   });
 
+  it("refuses a berth.toml that is not UTF-8, rather than read its value altered", async () => {
+    await writeFile(
+      join(repo, "berth.toml"),
+      Buffer.concat([
+        Buffer.from('[repository]\ntrunk = "ma'),
+        Buffer.from([0xff]),
+        Buffer.from('in"\n'),
+      ]),
+    );
+    const error = await loadConfig(repo).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain("not UTF-8 text, as TOML must be");
+    // Valid UTF-8, U+FFFD itself included, reads as written.
+    await writeFile(join(repo, "berth.toml"), '[repository]\ntrunk = "ma\uFFFDin"\n');
+    expect((await loadConfig(repo)).repository.trunk).toBe("ma\uFFFDin");
+  });
+
   it("refuses an unreadable berth.toml", async () => {
     await mkdir(join(repo, "berth.toml"));
     const error = await loadConfig(repo).then(

@@ -5,6 +5,7 @@
  * expected; the defaults live only in the schema below.
  */
 
+import { isUtf8 } from "node:buffer";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse, TomlDate, TomlError } from "smol-toml";
@@ -41,13 +42,17 @@ export async function loadConfig(repoRoot: string): Promise<Config> {
  */
 function readConfigText(file: string): string | null {
   if (!existsSync(file)) return null;
+  let bytes: Buffer;
   try {
-    return readFileSync(file, "utf8");
+    bytes = readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return null;
     throw new ConfigError(file, undefined, `cannot read the file (${code ?? String(error)})`);
   }
+  // TOML is UTF-8: decoding other bytes would read a value with U+FFFD in it, silently altered.
+  if (!isUtf8(bytes)) throw new ConfigError(file, undefined, "not UTF-8 text, as TOML must be");
+  return bytes.toString("utf8");
 }
 
 function parseToml(file: string, text: string): unknown {
