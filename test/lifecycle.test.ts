@@ -336,4 +336,23 @@ describe("env files", () => {
     expect(berth.run.json.hints.join("\n")).toContain("config.env");
     expect(berth.run.json.hints.join("\n")).toContain("ABSENT");
   });
+
+  it("copies an inherited value byte for byte, in whatever encoding the main checkout's file has", async () => {
+    const { repo, env } = setUp(`[worktree]\ninherit_env = ["PASSWORD"]\n`);
+    repo.write(".gitignore", ".env\n");
+    repo.commit("ignore env files");
+    // Latin-1 "café": the byte 0xe9 is no UTF-8, and must not become U+FFFD.
+    const value = Buffer.from([0x63, 0x61, 0x66, 0xe9]);
+    writeFileSync(
+      join(repo.path, ".env"),
+      Buffer.concat([Buffer.from("PASSWORD="), value, Buffer.from("\n")]),
+    );
+    const berth = await startBerth(repo, "latin", env);
+    const dotenv = readFileSync(join(berth.path, ".env"));
+    const line = dotenv.subarray(dotenv.indexOf("PASSWORD="));
+    expect(line.subarray(0, line.indexOf(0x0a))).toEqual(
+      Buffer.concat([Buffer.from("PASSWORD="), value]),
+    );
+    expect(dotenv.toString("latin1")).toContain(`BERTH_ID=${berth.id}\n`);
+  });
 });

@@ -14,8 +14,8 @@ import { lazyCrypto } from "../lazy-crypto.js";
  * A reader (and a machine that lost power) sees the old file or the new one, never half.
  */
 
-/** Writes `path` whole, replacing what was there. */
-export async function writeFileAtomic(path: string, content: string): Promise<void> {
+/** Writes `path` whole, replacing what was there (text as UTF-8; bytes as they are). */
+export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
   const temp = await writeSyncedTemp(path, content);
   try {
     await rename(temp, path);
@@ -41,7 +41,7 @@ export async function createFileAtomic(path: string, content: string): Promise<v
   await syncFolder(dirname(path));
 }
 
-async function writeSyncedTemp(path: string, content: string): Promise<string> {
+async function writeSyncedTemp(path: string, content: string | Uint8Array): Promise<string> {
   await mkdir(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.${lazyCrypto().randomBytes(4).toString("hex")}.tmp`;
   try {

@@ -12,7 +12,9 @@ import { type BerthFacts, berthVariables } from "./env.js";
  * berth stays clean: an ignored env file present in the berth is updated, and
  * one the main checkout has but the berth lacks (the usual case: `.env` is
  * ignored, so a new checkout has none) is created. Tracked env files are left
- * alone and reported. Values are copied byte for byte, never interpreted.
+ * alone and reported. Values are copied byte for byte, never interpreted:
+ * the files are read and written as bytes (latin1 strings, one character per
+ * byte), so a value in another encoding than UTF-8 survives unchanged.
  */
 
 export interface EnvFilesOutcome {
@@ -50,7 +52,7 @@ export async function writeEnvFiles(repo: Repository, facts: BerthFacts): Promis
   const ignored = new Set(await filterIgnored(facts.path, candidates));
   const variables = berthVariables(facts);
   const values = new Map<string, string>([
-    ...MANAGED_KEYS.map((key): [string, string] => [key, variables[key] ?? ""]),
+    ...MANAGED_KEYS.map((key): [string, string] => [key, asBytes(variables[key] ?? "")]),
     ...inherited,
   ]);
   for (const file of candidates) {
@@ -63,7 +65,7 @@ export async function writeEnvFiles(repo: Repository, facts: BerthFacts): Promis
     }
     const existing = berthFiles.get(file);
     const path = join(facts.path, file);
-    await writeFileAtomic(path, applyManagedValues(existing ?? "", values));
+    await writeFileAtomic(path, Buffer.from(applyManagedValues(existing ?? "", values), "latin1"));
     // Env files often hold secrets: keep the berth's mode, or copy the main checkout's.
     const modeFrom = existing === undefined ? join(repo.mainPath, file) : null;
     const mode = modeFrom ? await modeOf(modeFrom) : await modeOf(path);
@@ -77,12 +79,17 @@ async function readTexts(root: string, files: readonly string[]): Promise<Map<st
   const texts = new Map<string, string>();
   for (const file of files) {
     try {
-      texts.set(file, await readFile(join(root, file), "utf8"));
+      texts.set(file, await readFile(join(root, file), "latin1"));
     } catch {
       // Absent (or not a file): nothing to read.
     }
   }
   return texts;
+}
+
+/** A value berth made (a path, an id) as the bytes of its UTF-8, one character per byte. */
+function asBytes(text: string): string {
+  return Buffer.from(text, "utf8").toString("latin1");
 }
 
 async function modeOf(path: string): Promise<number | null> {
