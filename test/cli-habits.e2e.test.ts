@@ -230,6 +230,19 @@ describe("berth init --agents", () => {
     expect(readFileSync(join(r.path, "CLAUDE.md"), "utf8")).toBe(claude);
   });
 
+  it("refuses an instructions file it cannot read (a folder named CLAUDE.md), and writes nothing", async () => {
+    const r = makeRepo();
+    repo = r;
+    mkdirSync(join(r.path, "CLAUDE.md"));
+    const run = await runBerth(["init", "--agents", "--json"], { cwd: r.path, env: r.env });
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.error.message).toContain(`Cannot read ${join(r.path, "CLAUDE.md")} (EISDIR)`);
+    expect(run.json.error.next).toBe(`ls -ld ${join(r.path, "CLAUDE.md")}`);
+    expect(existsSync(join(r.path, "berth.toml"))).toBe(false);
+    expect(existsSync(join(r.path, "AGENTS.md"))).toBe(false);
+  });
+
   it("--untracked-cache after berth.toml exists keeps the file and says so, then what it set", async () => {
     const r = makeRepo();
     repo = r;

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import { appendFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { UserError } from "../../errors.js";
+import { shellCommand } from "../../text.js";
 
 /**
  * `berth init --agents`: the one place the agents' workflow section is written
@@ -40,7 +42,7 @@ export async function planAgentsSection(root: string): Promise<AgentsFileOutcome
   if (existsSync(claude)) files.push(claude);
   const outcomes: AgentsFileOutcome[] = [];
   for (const file of files) {
-    const text = existsSync(file) ? await readFile(file, "utf8") : null;
+    const text = existsSync(file) ? await readInstructions(file) : null;
     outcomes.push({
       file,
       outcome:
@@ -48,6 +50,20 @@ export async function planAgentsSection(root: string): Promise<AgentsFileOutcome
     });
   }
   return outcomes;
+}
+
+/** An instructions file's text; one that cannot be read (a folder of that name) is refused, nothing written. */
+async function readInstructions(file: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new UserError(
+      "precondition_failed",
+      `Cannot read ${file} (${code}), so berth init --agents cannot tell whether it holds the agents' section; nothing changed. Make it a readable file, then run berth init --agents again.`,
+      { next: shellCommand(["ls", "-ld", file]) },
+    );
+  }
 }
 
 export async function writeAgentsSection(planned: readonly AgentsFileOutcome[]): Promise<void> {
