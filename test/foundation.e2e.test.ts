@@ -325,6 +325,32 @@ describe("configuration and usage errors", () => {
     }
   });
 
+  it("says in git's words why git will not work in the repository (its owner, a broken config), not 'not a repository'", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const brokenConfig = join(r.dir.path, "broken.gitconfig");
+    writeFileSync(brokenConfig, "[core\nbad");
+    const cases: [NodeJS.ProcessEnv, string][] = [
+      [{ ...r.env, GIT_CONFIG_GLOBAL: brokenConfig }, `bad config line 1 in file ${brokenConfig}`],
+      // git's own knob for a repository owned by another user (safe.directory).
+      [
+        { ...r.env, GIT_TEST_ASSUME_DIFFERENT_OWNER: "1" },
+        "detected dubious ownership in repository",
+      ],
+    ];
+    for (const [env, said] of cases) {
+      // `status` reads from the entry (one sh); `start --dry-run` through the parser (runGit).
+      for (const args of [["status"], ["start", "x", "--dry-run"]]) {
+        const run = await berth([...args, "--json"], r.path, env);
+        expect(run.code).toBe(1);
+        expect(run.json.error.code).toBe("precondition_failed");
+        expect(run.json.error.message).toContain(`git cannot work in ${r.path}: `);
+        expect(run.json.error.message).toContain(said);
+        expect(run.json.error.next).toBe(`git -C ${r.path} status`);
+      }
+    }
+  });
+
   it("says git is missing when there is no git on PATH, from the entry's reads and the parser's", async () => {
     repo = makeRepo();
     const bin = join(repo.dir.path, "no-git");

@@ -122,13 +122,33 @@ async function discoverOutsideCheckout(cwd: string, error: unknown): Promise<Rep
       `${cwd} is not inside a git repository; cd into one (or create one with git init).`,
     );
   }
-  const probe = await runGit(DISCOVERY_ARGS, { cwd }).catch(() => null);
-  const [commonDir = "", gitDir = "", bare = ""] = probe ? answers(probe.stdout, 3) : [];
+  const probe = await runGit(DISCOVERY_ARGS, { cwd }).catch((failure: unknown) => failure);
+  if (probe instanceof GitError) throw gitRefusesHere(cwd, probe);
+  if (probe instanceof Error) throw probe;
+  const [commonDir = "", gitDir = "", bare = ""] = answers((probe as { stdout: string }).stdout, 3);
   if (bare === "true") return { cwd, commonDir, gitDir, toplevel: null, mainPath: null };
   throw new UserError(
     "not_a_repository",
     `${cwd} is not inside a checkout of a git repository; cd into one of its working trees.`,
     { next: shellCommand(["git", "-C", cwd, "worktree", "list"]) },
+  );
+}
+
+/**
+ * git itself refuses to work here, for a reason of its own (a
+ * repository owned by another user, a broken config file): its words, not
+ * "not a repository", which would send the user looking in the wrong place.
+ */
+function gitRefusesHere(cwd: string, error: GitError): UserError {
+  const said = error.stderr
+    .split("\n")
+    .map((line) => line.replace(/^(fatal|error): /, "").trim())
+    .filter((line) => line !== "")
+    .join(" ");
+  return new UserError(
+    "precondition_failed",
+    `git cannot work in ${cwd}: ${said || `git exited ${error.exitCode}`}`,
+    { next: shellCommand(["git", "-C", cwd, "status"]) },
   );
 }
 
