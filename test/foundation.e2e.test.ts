@@ -369,6 +369,37 @@ describe("configuration and usage errors", () => {
     }
   });
 
+  it("says git is too old when a git below the minimum fails on an option it does not know", async () => {
+    repo = makeRepo();
+    const r = repo;
+    // Real git behind a wrapper that answers as git 2.30 does: its version, and no `worktree list -z`.
+    const bin = join(r.dir.path, "old-git");
+    mkdirSync(bin);
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    writeFileSync(
+      join(bin, "git"),
+      [
+        "#!/bin/sh",
+        'case "$*" in',
+        '  --version) echo "git version 2.30.9"; exit 0;;',
+        '  *"worktree list"*-z*) echo "error: unknown switch z" >&2; echo "usage: git worktree list [<options>]" >&2; exit 129;;',
+        "esac",
+        `exec ${realGit} "$@"`,
+        "",
+      ].join("\n"),
+    );
+    chmodSync(join(bin, "git"), 0o755);
+    const env = { ...r.env, PATH: `${bin}:${r.env.PATH ?? ""}` };
+    const run = await berth(["status", "--json"], r.path, env);
+    expect(run.code).toBe(1);
+    expect(run.json.error.code).toBe("precondition_failed");
+    expect(run.json.error.message).toMatch(
+      /^berth needs git 2\.38 or later, and this git is 2\.30\.9 \(git worktree list --porcelain -z failed \(exit 129\): error: unknown switch z\)\. Install a newer git, then run this again\.$/,
+    );
+    expect(run.json.error.next).toBe("git --version");
+    expect(run.json.hints).toEqual([]);
+  });
+
   it("exits 2 on an unknown flag", async () => {
     repo = makeRepo();
     const run = await berth(["status", "--bogus"], repo.path, repo.env);

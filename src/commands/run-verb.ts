@@ -1,5 +1,6 @@
 import type { Context } from "../context.js";
-import { environmentFailure, UserError } from "../errors.js";
+import { machineFailure } from "../core/machine-failure.js";
+import { UserError } from "../errors.js";
 import type { LogbookSurface } from "../io/logbook.js";
 import { failureResult } from "../result.js";
 import { visibleControls } from "../text.js";
@@ -71,15 +72,14 @@ export async function runVerb(
     outcome = await run(ctx);
   } catch (error) {
     thrown = error;
-    outcome = failureOutcome(verb, error, ctx);
+    outcome = failureOutcome(verb, await machineFailure(error), ctx);
   }
   await journal?.finish(outcome.result, thrown);
   return outcome;
 }
 
 /** A thrown refusal or failure: its result, and the refusal a person reads on stderr. */
-export function failureOutcome(verb: string, thrown: unknown, ctx: Context): CommandOutcome {
-  const error = environmentFailure(thrown) ?? thrown;
+export function failureOutcome(verb: string, error: unknown, ctx: Context): CommandOutcome {
   const result = failureResult(verb, error);
   if (error instanceof UserError && ctx.debug && error.stack) {
     ctx.stderr.write(`${error.stack}\n`);
