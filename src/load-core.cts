@@ -3,8 +3,16 @@ import os = require("node:os");
 import path = require("node:path");
 import vm = require("node:vm");
 
-const { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } =
-  fs;
+const {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} = fs;
 const { basename, dirname, join } = path;
 
 /**
@@ -104,7 +112,7 @@ function readIfPresent(file: string): Buffer | undefined {
 function writeCache(cacheFile: string, script: vm.Script): void {
   try {
     const folder = dirname(cacheFile);
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    makeFolders(folder);
     const partial = `${cacheFile}.${process.pid}.partial`;
     writeFileSync(partial, script.createCachedData(), { mode: 0o600 });
     renameSync(partial, cacheFile);
@@ -117,4 +125,17 @@ function writeCache(cacheFile: string, script: vm.Script): void {
     // A cache is only ever a saving: a folder berth cannot write costs the next run its compilation.
   }
 }
+/**
+ * `folder` and each missing folder above it, one `mkdir` each, walking up no
+ * further than the first that exists. Not `mkdirSync(…, { recursive: true })`:
+ * under a special file system (an XDG_CACHE_HOME in /proc) Node's recursive
+ * mkdir retries forever, and the run would never exit.
+ */
+function makeFolders(folder: string): void {
+  const missing: string[] = [];
+  for (let at = folder; !existsSync(at) && dirname(at) !== at; at = dirname(at))
+    missing.unshift(at);
+  for (const dir of missing) mkdirSync(dir, { mode: 0o700 });
+}
+
 export = { loadCore };

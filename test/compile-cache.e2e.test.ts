@@ -130,4 +130,26 @@ describe("the core's code cache", () => {
     });
     expect(readdirSync(repo.dir.home)).not.toContain("version-only");
   });
+
+  it("exits where Node's recursive mkdir would retry forever (a cache folder under /proc), and makes missing levels private", () => {
+    repo = makeRepo();
+    const r = repo;
+    const status = (cacheHome: string) =>
+      spawnSync(process.execPath, [BERTH_BIN, "status", "--json"], {
+        cwd: r.path,
+        env: { ...r.env, XDG_CACHE_HOME: cacheHome },
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+    const underProc = status("/proc/no-such-folder/cache");
+    expect(underProc.error).toBeUndefined(); // not killed by the timeout
+    expect([underProc.status, underProc.stderr]).toEqual([0, ""]);
+
+    const nested = join(r.dir.home, "a", "b");
+    expect(status(nested).status).toBe(0);
+    expect(caches(join(nested, "berth"))).toHaveLength(1);
+    for (const folder of [join(r.dir.home, "a"), nested, join(nested, "berth")]) {
+      expect(statSync(folder).mode & 0o777).toBe(0o700);
+    }
+  });
 });
