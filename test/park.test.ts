@@ -121,12 +121,21 @@ describe("park refuses, changing nothing", () => {
         r.git(["branch", "-q", "-D", b.branch]);
         return { b, kept: [commitIn(b.path, "orphan.txt")], expected: "switch -c" };
       },
+      unborn: async () => {
+        // Its branch deleted while checked out: HEAD is unborn, the HEAD log names the tip.
+        const b = await startWithCommit(r, "unborn");
+        const tip = r.git(["rev-parse", "HEAD"], b.path);
+        r.git(["update-ref", "-d", `refs/heads/${b.branch}`]);
+        return { b, kept: [tip], expected: `branch ${b.branch} ${tip}` };
+      },
     };
     for (const [name, make] of Object.entries(cases)) {
       const { b, kept, expected } = await make();
       const before = fleetSnapshot(r);
       const why = await refusal(() => planPark(ctx, { target: b.id }));
-      expect(why.message, name).toContain("is not on a branch");
+      expect(why.message, name).toContain(
+        name === "unborn" ? "has no commit checked out" : "is not on a branch",
+      );
       expect(fleetSnapshot(r), name).toBe(before);
       const next = String(why.next);
       const parkAgain = ` && berth worktree park ${b.id}`;

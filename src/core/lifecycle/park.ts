@@ -133,7 +133,7 @@ export async function planPark(ctx: Context, options: { target: string }): Promi
         ? rebranching(entry.path, worktree.adminDir, own)
         : await reattachment(entry.path, head, own);
     refuse(
-      `${target.id} is not on a branch, so parking would keep nothing to resume from; its own branch is ${own}` +
+      `${target.id} ${head === null ? "has no commit checked out" : "is not on a branch"}, so parking would keep nothing to resume from; its own branch is ${own}` +
         `${back?.detail ? `; ${back.detail}` : ""}.`,
       commandSequence(
         back?.command ?? shellCommand(["git", "-C", entry.path, "switch", own]),
