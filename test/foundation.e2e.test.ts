@@ -155,6 +155,27 @@ describe("berth start", () => {
     expect(branch).toBe(`berth/${id}`);
   });
 
+  it("--from a branch checked out with uncommitted changes says they stay behind; the trunk's main checkout never does", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const one = (await berth(["start", "one", "--json"], r.path, r.env)).json.data;
+    r.write("one.txt", "1\n", one.path);
+    const tip = r.commit("one", one.path);
+    r.write("one.txt", "1, and more not committed\n", one.path);
+    r.write("new.txt", "untracked\n", one.path);
+    const two = await berth(["start", "two", "--from", one.id, "--json"], r.path, r.env);
+    expect(two.code, two.stderr).toBe(0);
+    expect(two.json.hints).toContain(
+      `${one.branch} has 2 uncommitted change(s) at ${one.path} (one.txt, new.txt); ` +
+        `the new berth starts from its last commit, ${tip.slice(0, 8)}, without them`,
+    );
+    expect(existsSync(join(two.json.data.path, "new.txt"))).toBe(false);
+    // Edits in the main checkout are not the trunk's either, but a start from the trunk is not --from.
+    r.write("README.md", "edited in the main checkout\n");
+    const three = await berth(["start", "three", "--json"], r.path, r.env);
+    expect(three.json.hints.join("\n")).not.toContain("uncommitted");
+  });
+
   it("refuses in a repository without commits, and without a trunk", async () => {
     repo = makeRepo({ empty: true });
     const empty = await berth(["start", "x", "--json"], repo.path, repo.env);

@@ -28,7 +28,13 @@ import {
   readTakenIdentities,
   type TakenIdentities,
 } from "./start-identity.js";
-import { isFreeForResume, readBaseBranch, recordFor, resumedId } from "./start-resume.js";
+import {
+  isFreeForResume,
+  readBaseBranch,
+  recordFor,
+  resumedId,
+  uncommittedAtBase,
+} from "./start-resume.js";
 import { runStartSetup, type StepFailure } from "./start-setup.js";
 import { type StartRun, undoStart, undoStartRun } from "./start-undo.js";
 
@@ -82,12 +88,17 @@ export async function startBerth(
     resume?.record?.parked
       ? resumedId(repo, free, resume.record.parked, options.name, random)
       : mintFreeId(repo, free, options.name, random);
-  const shape = (minted: MintedId): Identity =>
-    describeIdentity(repo, base, trunkName, minted, {
+  // Only for a base the user named: a start from the trunk never carries the main checkout's edits.
+  const leftBehind = options.from === undefined ? null : await uncommittedAtBase(repo, base);
+  const shape = (minted: MintedId): Identity => {
+    const identity = describeIdentity(repo, base, trunkName, minted, {
       resume,
       record: recordFor(baseBranch, resume, change, ctx.now()),
       nameGiven: options.name !== undefined,
     });
+    if (leftBehind !== null) identity.hints.push(leftBehind);
+    return identity;
+  };
   let identity = shape(mint(taken));
   if (options.dryRun) {
     return plannedResult("start", identity.data, identity.plan, { hints: identity.hints });
