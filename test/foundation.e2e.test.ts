@@ -155,7 +155,7 @@ describe("berth start", () => {
     expect(branch).toBe(`berth/${id}`);
   });
 
-  it("--from a branch checked out with uncommitted changes says they stay behind; the trunk's main checkout never does", async () => {
+  it("start and update --from a branch checked out with uncommitted changes say they stay behind; the trunk's main checkout never does", async () => {
     repo = makeRepo();
     const r = repo;
     const one = (await berth(["start", "one", "--json"], r.path, r.env)).json.data;
@@ -170,6 +170,16 @@ describe("berth start", () => {
         `the new berth starts from its last commit, ${tip.slice(0, 8)}, without them`,
     );
     expect(existsSync(join(two.json.data.path, "new.txt"))).toBe(false);
+    // And update --from it, in the stage after it: the merge takes the commit alone.
+    r.git(["add", "new.txt"], one.path);
+    r.git(["commit", "-q", "-m", "new"], one.path);
+    const next = r.git(["rev-parse", "HEAD"], one.path);
+    const update = await berth(["update", "--from", one.id, "--json"], two.json.data.path, r.env);
+    expect(update.code, update.stderr).toBe(0);
+    expect(update.json.hints).toEqual([
+      `${one.branch} has 1 uncommitted change(s) at ${one.path} (one.txt); ` +
+        `the merge takes its last commit, ${next.slice(0, 8)}, without them`,
+    ]);
     // Edits in the main checkout are not the trunk's either, but a start from the trunk is not --from.
     r.write("README.md", "edited in the main checkout\n");
     const three = await berth(["start", "three", "--json"], r.path, r.env);

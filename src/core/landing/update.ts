@@ -38,7 +38,7 @@ import {
   refuseOperationInProgress,
   requireTrunk,
 } from "../repo/checkout.js";
-import { type ResolvedBase, resolveBase } from "../repo/from-ref.js";
+import { type ResolvedBase, resolveBase, uncommittedAtFrom } from "../repo/from-ref.js";
 import { fetchRemoteTrunk } from "../repo/remote.js";
 import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk, type Trunk } from "../repo/trunk.js";
@@ -142,6 +142,10 @@ export async function runUpdate(
       : { name: remoteTrunk.ref.slice(13), ref: remoteTrunk.ref, commit: remoteTrunk.tip };
   const branch = head.branch;
   const headBefore = head.commit;
+  const hints: string[] = [];
+  const leftBehind =
+    options.from === undefined ? null : await uncommittedAtFrom(path, source, "update");
+  if (leftBehind !== null) hints.push(leftBehind);
 
   if ((await mergeBase(path, headBefore, source.commit)) === null) {
     throw unrelatedHistoriesRefusal(path, branch, source);
@@ -180,7 +184,7 @@ export async function runUpdate(
   };
   if (options.dryRun) {
     data.files = upToDate ? [] : await changedPathsSinceFork(path, headBefore, source.commit);
-    return plannedResult("update", data, planSteps);
+    return plannedResult("update", data, planSteps, { hints });
   }
 
   const confirmed = options.confirmed;
@@ -241,7 +245,7 @@ export async function runUpdate(
         message: `${what}, then the [worktree.setup].ensure command \`${failed.command}\` failed (exit ${failed.exit_code ?? "by signal"}).`,
         next,
       };
-  return appliedResult("update", data, planSteps, steps, { error });
+  return appliedResult("update", data, planSteps, steps, { error, hints });
 }
 
 async function chooseSource(

@@ -1,10 +1,8 @@
 import { join } from "node:path";
-import { readWorktreeStatus } from "../../git/status.js";
 import { listWorktrees } from "../../git/worktrees.js";
 import { type BriefRecord, type ParkedState, readBriefRecord } from "../../io/briefs.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
 import { worktreeRootFor } from "../../io/paths.js";
-import { shortOid } from "../../text.js";
 import { type BriefChange, mergeRecord } from "../berth/briefs.js";
 import { type MintedId, portFor, type RandomHex } from "../berth/identity.js";
 import type { ResolvedBase } from "../repo/from-ref.js";
@@ -34,34 +32,6 @@ export async function readBaseBranch(
   if (record === null) return { branch, record, checkedOut: false };
   const worktrees = await listWorktrees(repo.location.cwd);
   return { branch, record, checkedOut: worktrees.some((w) => w.branch === branch) };
-}
-
-const NAMED_FILES = 5;
-
-/**
- * A hint when the `--from` branch is checked out with uncommitted changes (a
- * train's stage not yet committed): the new berth forks from the branch's
- * last commit, so they stay behind. Null otherwise (two git reads, only for
- * a `--from` that names a local branch).
- */
-export async function uncommittedAtBase(
-  repo: Repository,
-  base: ResolvedBase,
-): Promise<string | null> {
-  if (base.ref === null || !base.ref.startsWith("refs/heads/")) return null;
-  const branch = base.ref.slice("refs/heads/".length);
-  const worktrees = await listWorktrees(repo.location.cwd);
-  const holder = worktrees.find((w) => w.branch === branch && !w.prunable);
-  if (holder === undefined) return null;
-  const status = await readWorktreeStatus(holder.path).catch(() => null);
-  if (status === null || status.changedFiles === 0) return null;
-  const named = status.paths.slice(0, NAMED_FILES).join(", ");
-  const more =
-    status.changedFiles > NAMED_FILES ? `, and ${status.changedFiles - NAMED_FILES} more` : "";
-  return (
-    `${branch} has ${status.changedFiles} uncommitted change(s) at ${holder.path} (${named}${more}); ` +
-    `the new berth starts from its last commit, ${shortOid(base.commit)}, without them`
-  );
 }
 
 /**

@@ -16,6 +16,7 @@ import { VERSION } from "../../version.js";
 import { type BriefChange, forgetRecordsWithout, storeRecord } from "../berth/briefs.js";
 import { cryptoHex, type MintedId, type RandomHex } from "../berth/identity.js";
 import { createResources, describeFailure, type ResourceOwner } from "../berth/resources.js";
+import { uncommittedAtFrom } from "../repo/from-ref.js";
 import { openRepository } from "../repo/repository.js";
 import { detectTrunk } from "../repo/trunk.js";
 import { settleCheckoutIndex } from "./settle-index.js";
@@ -28,13 +29,7 @@ import {
   readTakenIdentities,
   type TakenIdentities,
 } from "./start-identity.js";
-import {
-  isFreeForResume,
-  readBaseBranch,
-  recordFor,
-  resumedId,
-  uncommittedAtBase,
-} from "./start-resume.js";
+import { isFreeForResume, readBaseBranch, recordFor, resumedId } from "./start-resume.js";
 import { runStartSetup, type StepFailure } from "./start-setup.js";
 import { type StartRun, undoStart, undoStartRun } from "./start-undo.js";
 
@@ -89,7 +84,8 @@ export async function startBerth(
       ? resumedId(repo, free, resume.record.parked, options.name, random)
       : mintFreeId(repo, free, options.name, random);
   // Only for a base the user named: a start from the trunk never carries the main checkout's edits.
-  const leftBehind = options.from === undefined ? null : await uncommittedAtBase(repo, base);
+  const leftBehind =
+    options.from === undefined ? null : await uncommittedAtFrom(cwd, base, "start");
   const shape = (minted: MintedId): Identity => {
     const identity = describeIdentity(repo, base, trunkName, minted, {
       resume,

@@ -1,7 +1,9 @@
 import { UserError } from "../../errors.js";
 import type { RefEntry } from "../../git/parse.js";
 import { resolveCommit } from "../../git/refs.js";
-import { shellCommand } from "../../text.js";
+import { readWorktreeStatus } from "../../git/status.js";
+import { listWorktrees } from "../../git/worktrees.js";
+import { shellCommand, shortOid } from "../../text.js";
 import { isBerthId } from "../berth/identity.js";
 
 export interface ResolvedBase {
@@ -119,4 +121,33 @@ function listRefsCommand(cwd: string) {
     "refs/heads",
     "refs/tags",
   ]);
+}
+
+const NAMED_FILES = 5;
+
+/**
+ * A hint when the `--from` branch is checked out with uncommitted changes (a
+ * train's stage not yet committed): the verb takes the branch's last commit,
+ * so they stay behind. Null otherwise (two git reads, only for a `--from`
+ * that names a local branch).
+ */
+export async function uncommittedAtFrom(
+  cwd: string,
+  base: ResolvedBase,
+  verb: "start" | "update",
+): Promise<string | null> {
+  if (base.ref === null || !base.ref.startsWith("refs/heads/")) return null;
+  const branch = base.ref.slice("refs/heads/".length);
+  const holder = (await listWorktrees(cwd)).find((w) => w.branch === branch && !w.prunable);
+  if (holder === undefined) return null;
+  const status = await readWorktreeStatus(holder.path).catch(() => null);
+  if (status === null || status.changedFiles === 0) return null;
+  const named = status.paths.slice(0, NAMED_FILES).join(", ");
+  const more =
+    status.changedFiles > NAMED_FILES ? `, and ${status.changedFiles - NAMED_FILES} more` : "";
+  const takes = verb === "start" ? "the new berth starts from" : "the merge takes";
+  return (
+    `${branch} has ${status.changedFiles} uncommitted change(s) at ${holder.path} (${named}${more}); ` +
+    `${takes} its last commit, ${shortOid(base.commit)}, without them`
+  );
 }
