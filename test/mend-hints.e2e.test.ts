@@ -1,5 +1,5 @@
 import { execSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
@@ -157,5 +157,28 @@ describe("an unreadable checkout's hint", () => {
     const after = await fleet(r);
     expect(after.rows.find((w) => w.id === lost.id)?.state).toBe("active");
     expect(after.hints.filter((h) => h.startsWith(`${lost.id}: `))).toEqual([]);
+  });
+});
+
+describe("a prunable row's hint", () => {
+  it("names the repair a moved folder needs before the prune that would forget it; the repair makes it active", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const b = await started(r, "moved");
+    r.write("work.txt", "not committed\n", b.path);
+    const movedTo = join(r.dir.path, "elsewhere");
+    renameSync(b.path, movedTo);
+
+    const before = await fleet(r);
+    expect(before.rows.find((w) => w.id === b.id)?.state).toBe("prunable");
+    expect(before.hints).toContain(
+      `${b.id}: its folder ${b.path} is gone; if it was moved, git worktree repair run in its new folder ` +
+        "records where it is; if it was removed, berth worktree prune forgets it, its resources with it",
+    );
+
+    execSync("git worktree repair", { cwd: movedTo, env: r.env, stdio: "ignore" });
+    const after = await fleet(r);
+    expect(after.rows.find((w) => w.id === b.id)).toMatchObject({ state: "active", path: movedTo });
+    expect(after.hints.filter((h) => h.startsWith(`${b.id}: `))).toEqual([]);
   });
 });

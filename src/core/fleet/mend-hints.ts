@@ -8,7 +8,7 @@ import type { WorktreeFacts } from "./survey.js";
 
 /**
  * The rows status cannot show as they should, each with what is wrong and
- * the command that mends it: broken berths and unreadable checkouts.
+ * the command that mends it: broken berths, unreadable checkouts, and folders gone.
  */
 
 /**
@@ -52,6 +52,23 @@ export function brokenMend(w: WorktreeFacts, branches: ReadonlyMap<string, strin
     return `has ${w.entry.branch} checked out, not its berth branch ${own}; go back with ${git("switch", own)}`;
   }
   return `has ${w.entry.branch} checked out, and its berth branch ${own} no longer exists; make it at HEAD with ${git("switch", "-c", own)}`;
+}
+
+/**
+ * A hint per prunable row: git lists a checkout whose folder is gone. A
+ * folder moved by hand reads the same from here, and pruning it would
+ * forget the checkout and destroy its resources while it lives on elsewhere,
+ * so the hint names the repair before the prune.
+ */
+export function prunableHints(
+  rows: readonly StatusRow[],
+  worktrees: readonly WorktreeFacts[],
+): string[] {
+  const prune = shellCommand(["berth", "worktree", "prune"]);
+  return rowsIn("prunable", rows, worktrees).map(
+    ([row, w]) =>
+      `${row.id}: its folder ${w.entry.path} is gone; if it was moved, git worktree repair run in its new folder records where it is; if it was removed, ${prune} forgets it, its resources with it`,
+  );
 }
 
 /** The rows in `state`, each with its worktree's facts (a map only when there is such a row). */

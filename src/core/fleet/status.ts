@@ -18,7 +18,7 @@ import { longWalkHint } from "./commit-graph.js";
 import type { ContainmentEvidence } from "./containment.js";
 import { heldBranches } from "./held-branches.js";
 import { leftFolderHints } from "./left-folders.js";
-import { brokenHints, isBrokenBerth, unreadableHints } from "./mend-hints.js";
+import { brokenHints, isBrokenBerth, prunableHints, unreadableHints } from "./mend-hints.js";
 import type { Overlap } from "./overlaps.js";
 import { readFleet } from "./reading.js";
 import type { ReceiptState, ReceiptView } from "./receipt-state.js";
@@ -181,6 +181,7 @@ export async function readStatus(
   const hints: string[] = inProgressHints(rows, reading.inScope, checkouts);
   hints.push(...brokenHints(rows, reading.inScope, survey.branches));
   hints.push(...unreadableHints(rows, reading.inScope, repo.location));
+  hints.push(...prunableHints(rows, reading.inScope));
   const unregistered = unregisteredHint(repo.location.toplevel, scope, survey.worktrees);
   if (unregistered !== null) hints.push(unregistered);
   if (scope === "fleet") {
