@@ -1,11 +1,11 @@
 import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import type { LandingEntry } from "../../io/landing-log.js";
-import { commandSequence, shellCommand, shortOid } from "../../text.js";
+import { shellCommand, shortOid } from "../../text.js";
 import { nearestLiveContainer } from "../fleet/containment.js";
 import type { FleetSurvey, WorktreeFacts } from "../fleet/survey.js";
 import { landingsOf } from "../landing/landings.js";
-import { rebranching } from "../lifecycle/reattach.js";
+import { deletedBranchRefusal } from "../lifecycle/reattach.js";
 import { findRecoveryRef } from "../lifecycle/recovery-refs.js";
 import { resolveTarget } from "../repo/berth-target.js";
 import type { AwaitCondition } from "./request.js";
@@ -119,18 +119,14 @@ export async function resolveAwaitTarget(
     }
     // A berth whose own branch was deleted under it: made again where its HEAD log says.
     const marker = worktree?.marker ?? null;
-    const back =
+    const refusal =
       worktree !== null && marker?.branch === branch
-        ? rebranching(worktree.entry.path, worktree.adminDir, branch)
+        ? deletedBranchRefusal(marker.id, worktree.entry.path, worktree.adminDir, branch, {
+            command: shellCommand(["berth", "await", `--${condition}`, argument]),
+            said: "",
+          })
         : null;
-    if (marker !== null && back !== null) {
-      throw new UserError("precondition_failed", `${marker.id}: ${back.detail}.`, {
-        next: commandSequence(
-          back.command,
-          shellCommand(["berth", "await", `--${condition}`, argument]),
-        ),
-      });
-    }
+    if (refusal !== null) throw refusal;
     throw new UserError("precondition_failed", `${branch} has no commits yet.`, {
       next: shellCommand(["berth", "status"]),
     });

@@ -1,3 +1,4 @@
+import { UserError } from "../../errors.js";
 import { isAncestor } from "../../git/ancestry.js";
 import { resolveCommit } from "../../git/refs.js";
 import { readNewestReflogCommit } from "../../io/reflog.js";
@@ -59,4 +60,23 @@ export function rebranching(
     detail: `${branch} was deleted under it; its last commit, ${shortOid(last)}, is in the checkout's HEAD log: the command makes ${branch} there again`,
     command: shellCommand(["git", "-C", path, "branch", branch, last]),
   };
+}
+
+/**
+ * The refusal of a verb (gate, update, await) in berth `id` whose own branch
+ * was deleted under it: the way back, then the verb `again`. Null when its
+ * HEAD log names no commit to make the branch at.
+ */
+export function deletedBranchRefusal(
+  id: string,
+  path: string,
+  adminDir: string | null,
+  branch: string,
+  again: { command: CommandLine; said: string },
+): UserError | null {
+  const back = rebranching(path, adminDir, branch);
+  if (back === null) return null;
+  return new UserError("precondition_failed", `${id}: ${back.detail}${again.said}.`, {
+    next: commandSequence(back.command, again.command),
+  });
 }

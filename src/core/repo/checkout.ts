@@ -6,7 +6,7 @@ import { type CommandLine, commandSequence, shellCommand } from "../../text.js";
 import { berthVariables } from "../berth/env.js";
 import { portFor } from "../berth/identity.js";
 import { operationWithArticle } from "../fleet/checkout-states.js";
-import { rebranching } from "../lifecycle/reattach.js";
+import { deletedBranchRefusal } from "../lifecycle/reattach.js";
 import type { Repository } from "./repository.js";
 import { createTrunkCommand, describeMissingTrunk, type Trunk } from "./trunk.js";
 
@@ -97,17 +97,14 @@ export async function readBranchHead(
   }
   if (head.commit === null || head.tree === null) {
     const marker = await readCheckoutMarker(repo, location);
-    const back =
-      marker?.branch === head.branch ? rebranching(path, location.adminDir, head.branch) : null;
-    if (marker !== null && back !== null) {
-      throw new UserError(
-        "precondition_failed",
-        `${marker.id}: ${back.detail}, then run berth ${verb}.`,
-        {
-          next: commandSequence(back.command, shellCommand(["berth", verb])),
-        },
-      );
-    }
+    const refusal =
+      marker?.branch === head.branch
+        ? deletedBranchRefusal(marker.id, path, location.adminDir, head.branch, {
+            command: shellCommand(["berth", verb]),
+            said: `, then run berth ${verb}`,
+          })
+        : null;
+    if (refusal !== null) throw refusal;
     throw new UserError(
       "precondition_failed",
       `${head.branch} has no commits yet; commit something, then run berth ${verb}.`,
