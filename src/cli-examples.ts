@@ -1,5 +1,6 @@
 import type { Command } from "@commander-js/extra-typings";
 import { examples } from "./cli-agents.js";
+import { shellCommand } from "./text.js";
 
 /**
  * The examples every verb's `--help` ends with (two or three real command
@@ -82,11 +83,13 @@ const EXAMPLES: Record<string, readonly string[]> = {
   ],
 };
 
-/** Adds each declared command's examples to the end of its --help. */
-export function addExamples(program: Command): void {
+/** Adds each declared command's examples to the end of its --help, and its help to its usage errors. */
+export function addHelpTexts(program: Command): void {
   const visit = (cmd: Command, path: string[]) => {
     const lines = EXAMPLES[path.join(" ")];
     if (lines !== undefined) cmd.addHelpText("after", examples(lines));
+    // Each command's own: the program's line would send `berth start --bogus` to the verb list.
+    cmd.showHelpAfterError(`(run ${shellCommand(["berth", ...path, "--help"])} for usage)`);
     for (const sub of cmd.commands) visit(sub as unknown as Command, [...path, sub.name()]);
   };
   visit(program, []);

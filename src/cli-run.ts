@@ -4,6 +4,7 @@ import { heedWriteErrors } from "./context.js";
 import { UserError } from "./errors.js";
 import { buildProgram, invokedVerb } from "./program.js";
 import { failureResult } from "./result.js";
+import { shellCommand } from "./text.js";
 import { renderJson } from "./ui/envelope.js";
 
 /**
@@ -29,10 +30,11 @@ export async function main(argv: string[]): Promise<void> {
     if (error instanceof CommanderError) {
       const done = ["commander.helpDisplayed", "commander.version"].includes(error.code);
       if (!done && argv.includes("--json")) {
-        const verb = typedVerb(program, argv.slice(2));
+        const { verb, declared } = typedVerb(program, argv.slice(2));
+        const next = shellCommand(["berth", ...declared, "--help"]);
         await writeFully(
           process.stdout,
-          renderJson(failureResult(verb, new UserError("usage", error.message))),
+          renderJson(failureResult(verb, new UserError("usage", error.message, { next }))),
         );
       }
       process.exit(done ? 0 : 2);
@@ -44,14 +46,19 @@ export async function main(argv: string[]): Promise<void> {
 /**
  * The verb a usage error's envelope names, as the verb's own envelopes do: a
  * declared command and, under a group (`worktree`, `queue`), the declared
- * subcommand typed after it (`worktree drop`). An unknown word is named as typed.
+ * subcommand typed after it (`worktree drop`). An unknown word is named as
+ * typed. `declared` is the words of the command whose help answers the error.
  */
-function typedVerb(program: CommandUnknownOpts, args: readonly string[]): string {
+function typedVerb(
+  program: CommandUnknownOpts,
+  args: readonly string[],
+): { verb: string; declared: string[] } {
   const words = args.filter((a) => !a.startsWith("-"));
   const named = (commands: readonly CommandUnknownOpts[], word: string | undefined) =>
     commands.find((c) => word !== undefined && (c.name() === word || c.aliases().includes(word)));
   const verb = named(program.commands, words[0]);
-  if (verb === undefined) return words[0] ?? "berth";
+  if (verb === undefined) return { verb: words[0] ?? "berth", declared: [] };
   const sub = named(verb.commands, words[1]);
-  return sub === undefined ? verb.name() : `${verb.name()} ${sub.name()}`;
+  if (sub === undefined) return { verb: verb.name(), declared: [verb.name()] };
+  return { verb: `${verb.name()} ${sub.name()}`, declared: [verb.name(), sub.name()] };
 }

@@ -7,7 +7,7 @@ import {
   declareMcpVerb,
   declareShellVerbs,
 } from "./cli-agents.js";
-import { addExamples } from "./cli-examples.js";
+import { addHelpTexts } from "./cli-examples.js";
 import { refuseOptionsAsValues } from "./cli-option-values.js";
 import { declareQueueVerbs } from "./cli-queue.js";
 import type { CommandOutcome } from "./commands/outcome.js";
@@ -86,7 +86,6 @@ export function buildProgram(
       "A fleet of git worktrees for people and coding agents working on one repository in parallel.",
     )
     .version(VERSION, "-V, --version")
-    .showHelpAfterError("(run berth --help for usage)")
     .exitOverride();
 
   if (declares("init")) {
@@ -401,7 +400,7 @@ export function buildProgram(
   if (declares("path", "switch", "shell-init")) declareShellVerbs(program, wiring);
   if (declares()) declareCompletionVerb(program, wiring);
   if (declares("drop", "prune", "reclaim")) declareGuessedVerbs(program, wiring);
-  addExamples(program);
+  addHelpTexts(program);
   refuseOptionsAsValues(program);
   return program;
 }

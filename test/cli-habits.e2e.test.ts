@@ -185,6 +185,27 @@ describe("--help", () => {
     expect(r.git(["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(1);
   });
 
+  it("a usage error names the --help of the command it came from, on stderr and as --json's next", async () => {
+    const r = makeRepo();
+    repo = r;
+    const cases: [string[], string][] = [
+      [["start", "--bogus"], "berth start --help"],
+      [["ls", "--bogus"], "berth status --help"],
+      [["worktree", "frob"], "berth worktree --help"],
+      [["worktree", "drop"], "berth worktree drop --help"],
+      [["hook", "stop"], "berth hook --help"],
+      [["frob"], "berth --help"],
+    ];
+    for (const [args, help] of cases) {
+      const human = await runBerth(args, { cwd: r.path, env: r.env });
+      expect(human.code).toBe(2);
+      expect(human.stderr).toContain(`(run ${help} for usage)`);
+      const json = await runBerth([...args, "--json"], { cwd: r.path, env: r.env });
+      expect(json.code).toBe(2);
+      expect(json.json.error).toMatchObject({ code: "usage", next: help });
+    }
+  });
+
   it("berth drop and berth prune point at berth worktree drop|prune, with the arguments typed", async () => {
     const r = makeRepo();
     repo = r;
