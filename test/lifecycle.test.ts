@@ -356,3 +356,29 @@ describe("env files", () => {
     expect(dotenv.toString("latin1")).toContain(`BERTH_ID=${berth.id}\n`);
   });
 });
+
+describe("a file where the worktree root goes", () => {
+  it("refuses the start before anything runs, naming the file and the setting; the root configured under it too", async () => {
+    const { repo, marker, env } = setUp(resource("db"));
+    const root = `${repo.path}.worktrees`;
+    writeFileSync(root, "not a folder\n");
+    const before = repo.git(["for-each-ref"]);
+    const start = await runBerth(["start", "x", "--json"], { cwd: repo.path, env });
+    expect(start.code).toBe(1);
+    expect(start.json.error).toMatchObject({
+      code: "precondition_failed",
+      message: `The worktree root ${root} is a file, not a folder: move it aside, or set [worktree].root in berth.toml to a folder.`,
+    });
+    writeFileSync(
+      join(repo.path, "berth.toml"),
+      `[worktree]\nroot = "../repo.worktrees/berths"\n${resource("db")}`,
+    );
+    const under = await runBerth(["start", "x", "--json"], { cwd: repo.path, env });
+    expect(under.json.error.message).toBe(
+      `The worktree root ${root}/berths is under ${root}, a file, not a folder: move it aside, or set [worktree].root in berth.toml to a folder.`,
+    );
+    expect(existsSync(marker)).toBe(false);
+    expect(repo.git(["for-each-ref"])).toBe(before);
+    expect(worktreePaths(repo)).toEqual([repo.path]);
+  });
+});

@@ -1,5 +1,5 @@
-import { lstatSync, readdirSync, realpathSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /** Whether anything (even a dangling symlink) sits at `path`. */
 export function pathExistsOrBroken(path: string): boolean {
@@ -8,6 +8,21 @@ export function pathExistsOrBroken(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * What stops a folder being made at `path`: the nearest of it and its parents
+ * that exists and is no folder (a file where the folder would go), or null.
+ */
+export function nonFolderOnPath(path: string): string | null {
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return statSync(at).isDirectory() ? null : at;
+    } catch {
+      // Absent, or under a file (ENOTDIR): look one level up.
+    }
+    if (dirname(at) === at) return null;
   }
 }
 

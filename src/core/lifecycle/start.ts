@@ -7,8 +7,9 @@ import { addWorktree, addWorktreeOnBranch } from "../../git/worktrees.js";
 import { readGitFile } from "../../io/admin-dirs.js";
 import { writeBranchRecord } from "../../io/branch-records.js";
 import { type ParkedState, readBriefRecord } from "../../io/briefs.js";
+import { nonFolderOnPath } from "../../io/fs.js";
 import { withFleetLock } from "../../io/lock.js";
-import { adminDirFor } from "../../io/paths.js";
+import { adminDirFor, worktreeRootFor } from "../../io/paths.js";
 import { writeReadyMarker } from "../../io/ready-marker.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
@@ -17,7 +18,7 @@ import { type BriefChange, forgetRecordsWithout, storeRecord } from "../berth/br
 import { cryptoHex, type MintedId, type RandomHex } from "../berth/identity.js";
 import { createResources, describeFailure, type ResourceOwner } from "../berth/resources.js";
 import { uncommittedAtFrom } from "../repo/from-ref.js";
-import { openRepository } from "../repo/repository.js";
+import { openRepository, type Repository } from "../repo/repository.js";
 import { detectTrunk } from "../repo/trunk.js";
 import { settleCheckoutIndex } from "./settle-index.js";
 import {
@@ -70,6 +71,7 @@ export async function startBerth(
       { next: shellCommand(["git", "commit", "--allow-empty", "-m", "initial commit"]) },
     );
   }
+  refuseRootUnderAFile(repo);
   const refs = await listRefs(cwd, ["refs/heads", "refs/tags", "refs/remotes"]);
   const base = await chooseBase(repo, refs, options.from);
   const random = options.random ?? cryptoHex;
@@ -191,6 +193,17 @@ export async function startBerth(
 const STOPPED = "berth stopped before its next step and undid the run";
 
 /** Resources in file order, each recorded before its create runs; a required failure undoes the run. */
+/** A file where the worktree root (or a folder above it) would be: git's refusal would name only a `.git` path. */
+function refuseRootUnderAFile(repo: Repository): void {
+  const root = worktreeRootFor(repo.mainPath, repo.config.worktree.root);
+  const file = nonFolderOnPath(root);
+  if (file === null) return;
+  throw new UserError(
+    "precondition_failed",
+    `${file === root ? `The worktree root ${root} is` : `The worktree root ${root} is under ${file},`} a file, not a folder: move it aside, or set [worktree].root in berth.toml to a folder.`,
+  );
+}
+
 async function createStartResources(run: StartRun, hints: string[]): Promise<void> {
   const { repo, ctx, steps } = run;
   const owner = ownerOfRun(run);
