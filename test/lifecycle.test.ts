@@ -382,3 +382,22 @@ describe("a file where the worktree root goes", () => {
     expect(worktreePaths(repo)).toEqual([repo.path]);
   });
 });
+
+describe("a worktree root inside the main checkout", () => {
+  it("is said when git does not ignore it, with a pattern that does; not once it is ignored", async () => {
+    const { repo, env } = setUp(`[worktree]\nroot = "b[1]*"\n`);
+    const start = await runBerth(["start", "x", "--json"], { cwd: repo.path, env });
+    expect(start.code).toBe(0);
+    const hint = (start.json.hints as string[]).find((h) => h.startsWith("Berths are made in"));
+    expect(hint).toBe(
+      "Berths are made in b[1]*, inside the main checkout, and git does not ignore them: the main checkout shows each as untracked, and git add -A there would add it as an embedded repository. Add /b\\[1]\\*/ to .gitignore (or .git/info/exclude).",
+    );
+    expect(repo.git(["status", "--porcelain"])).toBe("?? b[1]*/");
+    const pattern = /Add (\S+) to/.exec(hint ?? "")?.[1] ?? "";
+    writeFileSync(join(repo.path, ".git", "info", "exclude"), `${pattern}\n`);
+    expect(repo.git(["status", "--porcelain"])).toBe("");
+    const again = await runBerth(["start", "y", "--json"], { cwd: repo.path, env });
+    expect(again.code).toBe(0);
+    expect(again.json.hints).toEqual([]);
+  });
+});

@@ -7,9 +7,8 @@ import { addWorktree, addWorktreeOnBranch } from "../../git/worktrees.js";
 import { readGitFile } from "../../io/admin-dirs.js";
 import { writeBranchRecord } from "../../io/branch-records.js";
 import { type ParkedState, readBriefRecord } from "../../io/briefs.js";
-import { nonFolderOnPath } from "../../io/fs.js";
 import { withFleetLock } from "../../io/lock.js";
-import { adminDirFor, worktreeRootFor } from "../../io/paths.js";
+import { adminDirFor } from "../../io/paths.js";
 import { writeReadyMarker } from "../../io/ready-marker.js";
 import { appliedResult, type PlanApplyResult, plannedResult } from "../../result.js";
 import { shellCommand } from "../../text.js";
@@ -18,7 +17,7 @@ import { type BriefChange, forgetRecordsWithout, storeRecord } from "../berth/br
 import { cryptoHex, type MintedId, type RandomHex } from "../berth/identity.js";
 import { createResources, describeFailure, type ResourceOwner } from "../berth/resources.js";
 import { uncommittedAtFrom } from "../repo/from-ref.js";
-import { openRepository, type Repository } from "../repo/repository.js";
+import { openRepository } from "../repo/repository.js";
 import { detectTrunk } from "../repo/trunk.js";
 import { settleCheckoutIndex } from "./settle-index.js";
 import {
@@ -31,6 +30,7 @@ import {
   type TakenIdentities,
 } from "./start-identity.js";
 import { isFreeForResume, readBaseBranch, recordFor, resumedId } from "./start-resume.js";
+import { refuseRootUnderAFile, unignoredRootHint } from "./start-root.js";
 import { runStartSetup, type StepFailure } from "./start-setup.js";
 import { type StartRun, undoStart, undoStartRun } from "./start-undo.js";
 
@@ -88,6 +88,8 @@ export async function startBerth(
   // Only for a base the user named: a start from the trunk never carries the main checkout's edits.
   const leftBehind =
     options.from === undefined ? null : await uncommittedAtFrom(cwd, base, "start");
+  const first = mint(taken);
+  const rootHint = await unignoredRootHint(repo, first.id);
   const shape = (minted: MintedId): Identity => {
     const identity = describeIdentity(repo, base, trunkName, minted, {
       resume,
@@ -95,9 +97,10 @@ export async function startBerth(
       nameGiven: options.name !== undefined,
     });
     if (leftBehind !== null) identity.hints.push(leftBehind);
+    if (rootHint !== null) identity.hints.push(rootHint);
     return identity;
   };
-  let identity = shape(mint(taken));
+  let identity = shape(first);
   if (options.dryRun) {
     return plannedResult("start", identity.data, identity.plan, { hints: identity.hints });
   }
@@ -193,17 +196,6 @@ export async function startBerth(
 const STOPPED = "berth stopped before its next step and undid the run";
 
 /** Resources in file order, each recorded before its create runs; a required failure undoes the run. */
-/** A file where the worktree root (or a folder above it) would be: git's refusal would name only a `.git` path. */
-function refuseRootUnderAFile(repo: Repository): void {
-  const root = worktreeRootFor(repo.mainPath, repo.config.worktree.root);
-  const file = nonFolderOnPath(root);
-  if (file === null) return;
-  throw new UserError(
-    "precondition_failed",
-    `${file === root ? `The worktree root ${root} is` : `The worktree root ${root} is under ${file},`} a file, not a folder: move it aside, or set [worktree].root in berth.toml to a folder.`,
-  );
-}
-
 async function createStartResources(run: StartRun, hints: string[]): Promise<void> {
   const { repo, ctx, steps } = run;
   const owner = ownerOfRun(run);
