@@ -88,6 +88,27 @@ describe("berth update", () => {
     expect(repo.git(["status", "--porcelain"], path)).toBe("");
   });
 
+  it("merges or fast-forwards as its report says, whatever merge.ff the user set", async () => {
+    const path = await setup();
+    repo.git(["config", "merge.ff", "only"]);
+    const mine = repo.commit("mine", path);
+    const tip = trunkCommit("a.txt", "a\n");
+    const merged = await updateIn(path);
+    expect(merged.ok).toBe(true);
+    expect(repo.git(["rev-list", "--parents", "-n1", "HEAD"], path).split(" ")).toEqual([
+      merged.data?.head,
+      mine,
+      tip,
+    ]);
+    repo.git(["config", "merge.ff", "false"]);
+    const { ctx } = testContext(repo.path, repo.env);
+    const fresh = (await startBerth(ctx, { name: "fresh" })).data?.path as string;
+    const after = trunkCommit("c.txt", "c\n");
+    const forwarded = await updateIn(fresh);
+    expect(forwarded.data).toMatchObject({ fast_forward: true, head: after });
+    expect(repo.git(["rev-parse", "HEAD"], fresh)).toBe(after);
+  });
+
   it("on a conflict aborts the merge, leaves the tree clean and lists the conflicted paths", async () => {
     const path = await setup();
     repo.write("README.md", "berth version\n", path);

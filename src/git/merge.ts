@@ -12,8 +12,9 @@ export interface MergeAttempt {
 /**
  * Merges an exact commit into the checked-out branch. The commit id, not a ref
  * name, is merged, so a ref that moves meanwhile cannot change what lands;
- * `message` names what the commit was, as git would have. `noFastForward`
- * always makes a merge commit, the checked-out branch as its first parent.
+ * `message` names what the commit was, as git would have. It fast-forwards
+ * when it can; `noFastForward` always makes a merge commit, the checked-out
+ * branch as its first parent.
  */
 export async function mergeCommit(
   cwd: string,
@@ -21,7 +22,8 @@ export async function mergeCommit(
   message: string,
   options: { noFastForward?: boolean } = {},
 ): Promise<MergeAttempt> {
-  const ff = options.noFastForward ? ["--no-ff"] : [];
+  // Always one or the other: a user's merge.ff (only, or false) must not decide what berth does.
+  const ff = options.noFastForward ? ["--no-ff"] : ["--ff"];
   const result = await runGit(
     ["merge", "--no-edit", ...ff, "-m", message, "--end-of-options", commit],
     {
