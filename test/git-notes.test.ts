@@ -1,5 +1,7 @@
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readNote, readNotes } from "../src/git/notes.js";
+import { grepNotes, readNote, readNotes } from "../src/git/notes.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -33,5 +35,46 @@ describe("readNotes", () => {
     expect(batch.get(first)).toBe('{"check":"café"}\n');
     expect(batch.get(bare)).toBeNull();
     expect(await readNotes(r.path, ref, [])).toEqual(new Map());
+  });
+});
+
+/**
+ * A stand-in for gpg, as git calls it: signing prints a signature block (and
+ * SIG_CREATED on the status descriptor, stderr here); verifying says it is good.
+ */
+const FAKE_GPG = `#!/bin/sh
+case "$*" in
+  *-bsau*) cat >/dev/null; echo '[GNUPG:] SIG_CREATED D 1 8 00 1 0 fake' >&2
+    printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nZmFrZQ==\\n-----END PGP SIGNATURE-----\\n' ;;
+  *--verify*) cat >/dev/null; echo 'gpg: Good signature from "fake"' >&2; echo '[GNUPG:] GOODSIG 0 fake' ;;
+esac
+`;
+
+describe("notes, whatever the user's log and grep settings", () => {
+  it("reads a signed commit's note with log.showSignature, and greps plain lines with color, line numbers and columns on", async () => {
+    repo = makeRepo();
+    const r = repo;
+    const gpg = join(r.dir.path, "fake-gpg");
+    writeFileSync(gpg, FAKE_GPG);
+    chmodSync(gpg, 0o755);
+    r.git(["config", "gpg.program", gpg]);
+    r.git(["config", "user.signingKey", "fake"]);
+    r.write("signed.txt", "signed\n");
+    r.git(["add", "signed.txt"]);
+    r.git(["commit", "-q", "-S", "-m", "signed"]);
+    const signed = r.git(["rev-parse", "HEAD"]);
+    const ref = "refs/notes/berth-landings";
+    r.git(["notes", `--ref=${ref}`, "add", "-m", '{"branch":"berth/x"}', signed]);
+    for (const [key, value] of [
+      ["log.showSignature", "true"],
+      ["color.ui", "always"],
+      ["grep.lineNumber", "true"],
+      ["grep.column", "true"],
+    ]) {
+      r.git(["config", key as string, value as string]);
+    }
+    expect(r.git(["log", "-1", "--format=%H", signed])).toContain("Good signature");
+    expect((await readNotes(r.path, ref, [signed])).get(signed)).toBe('{"branch":"berth/x"}\n');
+    expect(await grepNotes(r.path, ref, '"berth/x"')).toEqual(['{"branch":"berth/x"}']);
   });
 });

@@ -61,7 +61,16 @@ export async function readNotes(
   if (unique.length === 0) return notes;
   const format = "--format=%H%x00%N%x01";
   const { stdout } = await runGit(
-    ["log", "--no-walk=unsorted", "--stdin", "--no-notes", `--notes=${ref}`, format],
+    // A signature check (log.showSignature) would print its verdict before a record.
+    [
+      "log",
+      "--no-walk=unsorted",
+      "--stdin",
+      "--no-show-signature",
+      "--no-notes",
+      `--notes=${ref}`,
+      format,
+    ],
     { cwd, input: unique.map((commit) => `${commit}\n`).join("") },
   );
   // Each record is "<commit>\0<note>\x01\n"; git never writes an empty note.
@@ -86,7 +95,9 @@ export async function mergeNotes(cwd: string, ref: string, other: string): Promi
 
 /** Every line of every note under a notes ref that contains `needle` (one `git grep`). */
 export async function grepNotes(cwd: string, ref: string, needle: string): Promise<string[]> {
-  const result = await runGit(["grep", "-h", "-F", "-e", needle, ref, "--"], {
+  // The lines alone, whatever the user's color and grep.lineNumber/grep.column say.
+  const plain = ["--no-color", "--no-line-number", "--no-column"];
+  const result = await runGit(["grep", "-h", ...plain, "-F", "-e", needle, ref, "--"], {
     cwd,
     okCodes: [1, 128],
   });
