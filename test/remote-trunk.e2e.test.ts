@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { installGitCounter } from "./helpers/git-counter.js";
@@ -8,7 +8,13 @@ import {
   startWithCommit,
   type TwoMachines,
 } from "./helpers/remote.js";
-import { makeRepo, runBerth, type TestRepo } from "./helpers/repo.js";
+import {
+  makeRepo,
+  makeSubmoduleOrigin,
+  runBerth,
+  submodule,
+  type TestRepo,
+} from "./helpers/repo.js";
 
 /**
  * The remote trunk (spec section 13, docs/decisions/0051): a bare repository
@@ -85,6 +91,33 @@ describe("accept with [remote].name", () => {
     m.one.git(["merge", "-q", "--ff-only", "origin/main"]);
     const after = await hintsOf(["status"]);
     expect(after.filter((h: string) => h.includes("as last fetched"))).toEqual([]);
+  });
+
+  it("status --remote fetches the trunk alone: a submodule whose origin is gone does not fail it", async () => {
+    const m = makeTwoMachines();
+    machines = m;
+    const lib = makeSubmoduleOrigin(m.one, "lib");
+    submodule(m.one, ["add", "-q", lib, "lib"]);
+    m.one.commit("add lib");
+    m.one.git(["push", "-q", "origin", "main"]);
+    m.two.git(["pull", "-q", "origin", "main"]);
+    submodule(m.two, ["update", "--init", "-q"]);
+    // Machine two moves lib's pointer on the trunk: a fetch of it would fetch lib too, on demand.
+    m.one.write("f.txt", "two\n", lib);
+    const next = m.one.commit("lib moves", lib);
+    m.two.git(
+      ["-c", "protocol.file.allow=always", "fetch", "-q", "origin"],
+      join(m.two.path, "lib"),
+    );
+    m.two.git(["checkout", "-q", next], join(m.two.path, "lib"));
+    m.two.commit("bump lib");
+    m.two.git(["push", "-q", "origin", "main"]);
+    renameSync(lib, `${lib}-gone`);
+    const status = await m.berth(["status", "--remote", "--json"]);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    expect(status.json.hints).toContainEqual(
+      expect.stringMatching(/^origin's main, as last fetched, is 1 commit\(s\) ahead of main here/),
+    );
   });
 
   it("clone two moved the remote trunk: the queue integrates against it; nothing rewinds", async () => {

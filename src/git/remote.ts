@@ -116,7 +116,17 @@ export async function fetchRefspecs(
   const prune = options.prune === true ? ["--prune"] : [];
   try {
     await runGit(
-      ["fetch", "--quiet", "--no-tags", ...prune, "--end-of-options", remote, ...refspecs],
+      // Only these refs: fetching submodules on demand (git's default) could fail on theirs.
+      [
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-recurse-submodules",
+        ...prune,
+        "--end-of-options",
+        remote,
+        ...refspecs,
+      ],
       {
         cwd,
       },

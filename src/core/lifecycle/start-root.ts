@@ -1,4 +1,4 @@
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { UserError } from "../../errors.js";
 import { filterIgnored } from "../../git/ignored.js";
 import { nonFolderOnPath } from "../../io/fs.js";
@@ -33,7 +33,7 @@ export function refuseRootUnderAFile(repo: Repository): void {
 export async function unignoredRootHint(repo: Repository, id: string): Promise<string | null> {
   const root = worktreeRootFor(repo.mainPath, repo.config.worktree.root);
   const inMain = relative(repo.mainPath, root);
-  if (inMain.startsWith("..") || isAbsolute(inMain)) return null;
+  if (inMain === ".." || inMain.startsWith(`..${sep}`) || isAbsolute(inMain)) return null;
   if ((await filterIgnored(repo.mainPath, [join(inMain, id)])).length > 0) return null;
   const shows =
     "and git does not ignore them: the main checkout shows each as untracked, and git add -A there would add it as an embedded repository";
