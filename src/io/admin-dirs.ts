@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { isObjectId } from "../git/object-id.js";
 
 /**
  * Maps each linked worktree's checkout path to its admin key (the folder git
@@ -65,5 +66,5 @@ export function readHeadFile(gitDir: string): HeadFile {
   }
   const symbolic = /^ref: (.+)$/.exec(text);
   if (symbolic?.[1] !== undefined) return { ref: symbolic[1].trim() };
-  return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(text) ? { oid: text } : null;
+  return isObjectId(text) ? { oid: text } : null;
 }

@@ -1,6 +1,7 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
+import { OBJECT_ID } from "../git/object-id.js";
 import { readJsonFile, writeJsonAtomic } from "./atomic.js";
 import { sharedStateDir } from "./paths.js";
 
@@ -36,7 +37,7 @@ export interface StoredContinuation {
   updated_at: string;
 }
 
-const OID = v.pipe(v.string(), v.regex(/^[0-9a-f]{40}$/));
+const OID = v.pipe(v.string(), v.regex(OBJECT_ID));
 
 const ContinuationSchema = v.object({
   version: v.literal(1),

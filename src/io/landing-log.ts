@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { isObjectId } from "../git/object-id.js";
 import { appendMonthLine, listMonthFiles, readTextFrom } from "./month-files.js";
 import { sharedStateDir } from "./paths.js";
 
@@ -77,8 +78,6 @@ export async function readLandingEntries(
   return entries;
 }
 
-const OID = /^[0-9a-f]{40}$/;
-
 export function parseLandingLine(line: string): LandingEntry | null {
   if (line.trim() === "") return null;
   let raw: unknown;
@@ -93,7 +92,7 @@ export function parseLandingLine(line: string): LandingEntry | null {
   if (!(r.id === null || typeof r.id === "string")) return null;
   if (typeof r.branch !== "string" || typeof r.trunk !== "string") return null;
   for (const key of ["tip", "old_trunk", "new_trunk"]) {
-    if (typeof r[key] !== "string" || !OID.test(r[key] as string)) return null;
+    if (typeof r[key] !== "string" || !isObjectId(r[key] as string)) return null;
   }
   if (r.proved_by !== "receipt" && r.proved_by !== "gate") return null;
   if (typeof r.at !== "string" || Number.isNaN(Date.parse(r.at))) return null;
@@ -121,7 +120,7 @@ function parseStages(raw: unknown): LandedStage[] | null {
   for (const item of raw) {
     if (item === null || typeof item !== "object") return null;
     const { branch, tip } = item as Record<string, unknown>;
-    if (typeof branch !== "string" || typeof tip !== "string" || !OID.test(tip)) return null;
+    if (typeof branch !== "string" || typeof tip !== "string" || !isObjectId(tip)) return null;
     stages.push({ branch, tip });
   }
   return stages;

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { isObjectId } from "../git/object-id.js";
 
 /**
  * Git's own activity traces of one worktree, read from files (no git
@@ -36,7 +37,7 @@ export function readNewestReflogCommit(adminDir: string): string | null {
     return null;
   }
   const to = line?.split(" ")[1] ?? "";
-  return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(to) && !/^0+$/.test(to) ? to : null;
+  return isObjectId(to) && !/^0+$/.test(to) ? to : null;
 }
 
 /** The admin dir's modification time, or null when it cannot be read. */

@@ -78,12 +78,17 @@ export interface RepoOptions {
   config?: string;
   /** Make no initial commit. */
   empty?: boolean;
+  /** git's hash: SHA-1 unless asked (`git init --object-format`). */
+  objectFormat?: "sha1" | "sha256";
 }
 
 export function makeRepo(options: RepoOptions = {}): TestRepo {
   const dir = makeTempDir();
   const path = join(dir.path, options.name ?? "repo");
-  execFileSync("git", ["init", "-q", "-b", options.trunk ?? "main", path], { env: dir.env });
+  const format = `--object-format=${options.objectFormat ?? "sha1"}`;
+  execFileSync("git", ["init", "-q", format, "-b", options.trunk ?? "main", path], {
+    env: dir.env,
+  });
   const repo = repoAt(path, dir);
   repo.git(["config", "gc.auto", "0"]);
   repo.git(["config", "commit.gpgsign", "false"]);
