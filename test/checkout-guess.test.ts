@@ -1,7 +1,8 @@
-import { mkdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { discoverRepo } from "../src/git/repo.js";
+import { readAdminKeys } from "../src/io/admin-dirs.js";
 import { guessCheckout } from "../src/io/checkout-guess.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 
@@ -42,5 +43,18 @@ describe("guessCheckout (io/checkout-guess.ts)", () => {
     mkdirSync(outside);
     expect(guessCheckout(outside)).toBeNull();
     expect(guessCheckout(join(repo.dir.path, "no-such-folder"))).toBeNull();
+  });
+});
+
+describe("readAdminKeys", () => {
+  it("maps each linked checkout to its admin key, whether git wrote its gitdir absolute or relative", () => {
+    repo = makeRepo();
+    const linked = join(repo.dir.path, "linked");
+    repo.git(["worktree", "add", "-q", "-b", "side", linked]);
+    const common = join(repo.path, ".git");
+    expect(readAdminKeys(common)).toEqual(new Map([[linked, "linked"]]));
+    // As worktree.useRelativePaths (git 2.48) writes it: relative to the admin dir.
+    writeFileSync(join(common, "worktrees", "linked", "gitdir"), "../../../../linked/.git\n");
+    expect(readAdminKeys(common)).toEqual(new Map([[linked, "linked"]]));
   });
 });

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { isObjectId } from "../git/object-id.js";
 
 /**
@@ -22,7 +22,8 @@ export function readAdminKeys(commonDir: string): Map<string, string> {
   for (const key of names) {
     try {
       const gitdir = readFileSync(join(root, key, "gitdir"), "utf8").trim();
-      keys.set(dirname(gitdir), key);
+      // Relative to the admin dir where git wrote it so (worktree.useRelativePaths, git 2.48).
+      keys.set(dirname(resolve(root, key, gitdir)), key);
     } catch {
       // Not a worktree admin dir (or half-written by a concurrent add): skip it.
     }
