@@ -1,7 +1,6 @@
-import { chmodSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { grepNotes, readNote, readNotes } from "../src/git/notes.js";
+import { installFakeGpg } from "./helpers/fake-gpg.js";
 import { makeRepo, type TestRepo } from "./helpers/repo.js";
 
 /**
@@ -38,25 +37,11 @@ describe("readNotes", () => {
   });
 });
 
-/**
- * A stand-in for gpg, as git calls it: signing prints a signature block (and
- * SIG_CREATED on the status descriptor, stderr here); verifying says it is good.
- */
-const FAKE_GPG = `#!/bin/sh
-case "$*" in
-  *-bsau*) cat >/dev/null; echo '[GNUPG:] SIG_CREATED D 1 8 00 1 0 fake' >&2
-    printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nZmFrZQ==\\n-----END PGP SIGNATURE-----\\n' ;;
-  *--verify*) cat >/dev/null; echo 'gpg: Good signature from "fake"' >&2; echo '[GNUPG:] GOODSIG 0 fake' ;;
-esac
-`;
-
 describe("notes, whatever the user's log and grep settings", () => {
   it("reads a signed commit's note with log.showSignature, and greps plain lines with color, line numbers and columns on", async () => {
     repo = makeRepo();
     const r = repo;
-    const gpg = join(r.dir.path, "fake-gpg");
-    writeFileSync(gpg, FAKE_GPG);
-    chmodSync(gpg, 0o755);
+    const gpg = installFakeGpg(r.dir.path);
     r.git(["config", "gpg.program", gpg]);
     r.git(["config", "user.signingKey", "fake"]);
     r.write("signed.txt", "signed\n");

@@ -3,6 +3,7 @@ import { naturalCompare } from "../src/text.js";
 import {
   declinePushesTo,
   makeTwoMachines,
+  PUBLISHING_CONFIG,
   startWithCommit,
   type TwoMachines,
 } from "./helpers/remote.js";
@@ -13,17 +14,6 @@ import { runBerth } from "./helpers/repo.js";
  * bare repository on disk is the remote, two clones are two machines, each
  * publishing its green receipts as notes under refs/notes/berth.
  */
-
-const CONFIG = `[remote]
-name = "origin"
-publish_receipts = true
-
-[gate]
-checks = [{ name = "ok", run = "true" }]
-
-[logbook]
-enabled = false
-`;
 
 let machines: TwoMachines | undefined;
 afterEach(() => {
@@ -47,7 +37,7 @@ async function expectLandedFromTwo(m: TwoMachines, x: { branch: string; tip: str
 
 describe("receipts published as notes", () => {
   it("a stage gated in clone one is awaited green from clone two", async () => {
-    const m = makeTwoMachines(CONFIG);
+    const m = makeTwoMachines(PUBLISHING_CONFIG);
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
 
@@ -138,7 +128,9 @@ describe("receipts published as notes", () => {
   });
 
   it("a red gate after a green one supersedes its note; a green one after that is green again", async () => {
-    const m = makeTwoMachines(CONFIG.replace('run = "true"', 'run = "test -z \\"$FAIL\\""'));
+    const m = makeTwoMachines(
+      PUBLISHING_CONFIG.replace('run = "true"', 'run = "test -z \\"$FAIL\\""'),
+    );
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
     m.one.git(["push", "-q", "origin", x.branch], x.path);
@@ -182,7 +174,7 @@ describe("receipts published as notes", () => {
   });
 
   it("concurrent gates in both clones leave both notes on the remote", async () => {
-    const m = makeTwoMachines(CONFIG);
+    const m = makeTwoMachines(PUBLISHING_CONFIG);
     machines = m;
     const a = await startWithCommit(m, m.one, "a");
     const b = await startWithCommit(m, m.two, "b");
@@ -204,7 +196,7 @@ describe("receipts published as notes", () => {
   });
 
   it("a notes push the remote declines is said once, in the remote's words; the gate stays green", async () => {
-    const m = makeTwoMachines(CONFIG);
+    const m = makeTwoMachines(PUBLISHING_CONFIG);
     machines = m;
     const hook = declinePushesTo(m, "refs/notes/berth", "notes are read-only here");
     hook.on();
@@ -219,7 +211,7 @@ describe("receipts published as notes", () => {
   });
 
   it("a landing note answers await --landed --remote for a branch accept deleted", async () => {
-    const m = makeTwoMachines(CONFIG);
+    const m = makeTwoMachines(PUBLISHING_CONFIG);
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
     m.one.git(["push", "-q", "origin", x.branch], x.path);
@@ -249,7 +241,7 @@ describe("receipts published as notes", () => {
   });
 
   it("a landing through an integration commit publishes the berth's own landing note: await --landed --remote from clone two finds it", async () => {
-    const m = makeTwoMachines(CONFIG);
+    const m = makeTwoMachines(PUBLISHING_CONFIG);
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
     // Clone two moved the remote trunk first, so x lands through an integration commit.
@@ -262,7 +254,7 @@ describe("receipts published as notes", () => {
   });
 
   it("a wait from clone two polls the remote until clone one's gate publishes", async () => {
-    const m = makeTwoMachines(CONFIG);
+    const m = makeTwoMachines(PUBLISHING_CONFIG);
     machines = m;
     const x = await startWithCommit(m, m.one, "x");
     m.one.git(["push", "-q", "origin", x.branch], x.path);

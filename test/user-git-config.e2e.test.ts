@@ -1,7 +1,13 @@
-import { chmodSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/remote.js";
+import { installFakeGpg } from "./helpers/fake-gpg.js";
+import {
+  makeTwoMachines,
+  PUBLISHING_CONFIG,
+  startWithCommit,
+  type TwoMachines,
+} from "./helpers/remote.js";
 
 /**
  * berth reads and writes git under the user's own settings, not the empty
@@ -11,15 +17,6 @@ import { makeTwoMachines, startWithCommit, type TwoMachines } from "./helpers/re
  * them at once: start, gate, update, accept with a push, and the remote
  * awaits that read the notes.
  */
-
-/** A stand-in for gpg, as git calls it: signing prints a signature block; verifying says good. */
-const FAKE_GPG = `#!/bin/sh
-case "$*" in
-  *-bsau*) cat >/dev/null; echo '[GNUPG:] SIG_CREATED D 1 8 00 1 0 fake' >&2
-    printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nZmFrZQ==\\n-----END PGP SIGNATURE-----\\n' ;;
-  *--verify*) cat >/dev/null; echo 'gpg: Good signature from "fake"' >&2; echo '[GNUPG:] GOODSIG 0 fake' ;;
-esac
-`;
 
 function userConfig(gpg: string): string {
   return `[user]
@@ -65,17 +62,6 @@ function userConfig(gpg: string): string {
 `;
 }
 
-const CONFIG = `[remote]
-name = "origin"
-publish_receipts = true
-
-[gate]
-checks = [{ name = "ok", run = "true" }]
-
-[logbook]
-enabled = false
-`;
-
 let machines: TwoMachines | undefined;
 afterEach(() => {
   machines?.cleanup();
@@ -84,11 +70,9 @@ afterEach(() => {
 
 describe("berth under a user's git settings", () => {
   it("starts, gates, updates by a merge, lands by a push and awaits from the other clone", async () => {
-    const m = makeTwoMachines(CONFIG);
+    const m = makeTwoMachines(PUBLISHING_CONFIG);
     machines = m;
-    const gpg = join(m.one.dir.path, "fake-gpg");
-    writeFileSync(gpg, FAKE_GPG);
-    chmodSync(gpg, 0o755);
+    const gpg = installFakeGpg(m.one.dir.path);
     const global = join(m.one.dir.path, "user.gitconfig");
     writeFileSync(global, userConfig(gpg));
     // Every process from here (the test's git and berth's) reads it; the clones sign.

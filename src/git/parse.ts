@@ -1,3 +1,5 @@
+import { isObjectId } from "./object-id.js";
+
 /**
  * Pure parsers for git's machine-readable output. No I/O here, so each one is
  * tested on captured output.
@@ -204,8 +206,8 @@ export function parseBatchCheck(output: string): (ObjectAt | null)[] {
   const lines = output.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   return lines.map((line) => {
-    const match = /^([0-9a-f]{40}(?:[0-9a-f]{24})?) (\w+)$/.exec(line);
-    return match === null ? null : { oid: match[1] as string, type: match[2] as string };
+    const [oid = "", type = "", ...more] = line.split(" ");
+    return more.length === 0 && isObjectId(oid) && /^\w+$/.test(type) ? { oid, type } : null;
   });
 }
 

@@ -18,6 +18,18 @@ export interface TwoMachines {
 
 export const REMOTE_CONFIG = '[remote]\nname = "origin"\n\n[logbook]\nenabled = false\n';
 
+/** REMOTE_CONFIG that also publishes green receipts as notes, with one check to gate. */
+export const PUBLISHING_CONFIG = `[remote]
+name = "origin"
+publish_receipts = true
+
+[gate]
+checks = [{ name = "ok", run = "true" }]
+
+[logbook]
+enabled = false
+`;
+
 export function makeTwoMachines(config = REMOTE_CONFIG): TwoMachines {
   const seed = makeRepo({ name: "seed", config });
   const dir = seed.dir;
