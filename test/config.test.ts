@@ -150,6 +150,12 @@ describe("loadConfig refusals", () => {
     expect(error.message).toContain("a git remote name");
   });
 
+  it("refuses a trunk written as a full ref, which would name refs/heads/refs/heads/main", async () => {
+    const error = await refusal('[repository]\ntrunk = "refs/heads/main"\n');
+    expect(error.keyPath).toBe("repository.trunk");
+    expect(error.message).toContain('starts with "refs/"');
+  });
+
   it("refuses an env file that leaves the checkout, naming worktree.env_files[i] and what is expected", async () => {
     const up = await refusal(INVALID["an env file outside the checkout"]);
     expect(up.code).toBe("config_invalid");

@@ -185,10 +185,17 @@ function envFileProblem(file: string): string | null {
   return null;
 }
 
+/** berth adds refs/heads/ itself: "refs/heads/main" would name refs/heads/refs/heads/main. */
+const FULL_REF = 'it starts with "refs/": write the branch as git branch shows it';
+
+function branchNameProblem(name: string): string | null {
+  return name.startsWith("refs/") ? FULL_REF : refNameProblem(name);
+}
+
 function branchPrefixProblem(prefix: string): string | null {
   if (prefix === "") return "it is empty";
   if (!prefix.endsWith("/")) return 'it does not end with "/"';
-  return refNameProblem(prefix.slice(0, -1));
+  return prefix.startsWith("refs/") ? FULL_REF : refNameProblem(prefix.slice(0, -1));
 }
 
 /** A string that must satisfy `problem`; the message explains the first rule it breaks. */
@@ -209,7 +216,7 @@ function checkedString(what: string, problem: (text: string) => string | null) {
 // The schema. Defaults are spec section 3, and only here.
 
 const repositorySchema = table({
-  trunk: v.optional(checkedString("a branch name", refNameProblem)),
+  trunk: v.optional(checkedString("a branch name", branchNameProblem)),
   branch_prefix: v.optional(
     checkedString('a branch prefix of valid git ref characters ending in "/"', branchPrefixProblem),
     "berth/",
