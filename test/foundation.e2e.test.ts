@@ -471,4 +471,14 @@ describe("configuration and usage errors", () => {
     const status = await berth(["status", "--json"], repo.path, repo.env);
     expect(status.code).toBe(0);
   });
+
+  it("init names the main checkout's branch when there is no origin/HEAD, main or master to detect", async () => {
+    repo = makeRepo({ trunk: "develop" });
+    const init = await berth(["init", "--json"], repo.path, repo.env);
+    expect(init.json.data.trunk).toBe("develop");
+    expect(init.json.hints.join("\n")).toContain("the main checkout's branch");
+    expect(readFileSync(join(repo.path, "berth.toml"), "utf8")).toContain('trunk = "develop"');
+    const start = await berth(["start", "next", "--json"], repo.path, repo.env);
+    expect(start.json).toMatchObject({ ok: true, data: { from: "develop" } });
+  });
 });

@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Context } from "../../context.js";
 import { UserError } from "../../errors.js";
+import { readHeadBranch } from "../../git/head.js";
 import { listRefs } from "../../git/refs.js";
 import { renderStarterConfig } from "../../io/config-template.js";
 import { pathExistsOrBroken } from "../../io/fs.js";
@@ -44,7 +45,9 @@ export async function initConfig(
     );
   }
   const trunk = await repositoryTrunk(repo);
-  const trunkName = trunk.name ?? "main";
+  // Nothing detected (the only branch is "trunk" or "develop"): the main
+  // checkout's branch, rather than a "main" that does not exist.
+  const trunkName = trunk.name ?? (await readHeadBranch(repo.mainPath)) ?? "main";
   const data: InitData = { path, trunk: trunkName };
   const cache = await planUntrackedCache(repo, options.untrackedCache === true);
   const plan = [
@@ -54,6 +57,11 @@ export async function initConfig(
   // The file names the trunk either way; berth start needs the local branch.
   const create = createTrunkHint(trunk);
   const trunkHints = create === null ? [] : [create];
+  if (trunk.name === null && trunkName !== "main") {
+    trunkHints.push(
+      `trunk ${trunkName} is the main checkout's branch (no origin/HEAD, main or master to detect); berth.toml names it`,
+    );
+  }
   if (options.dryRun) {
     return plannedResult("init", data, plan, { hints: [...trunkHints, ...cache.hints] });
   }
