@@ -102,7 +102,7 @@ async function inLanes(script, items, extra = []) {
         new Promise((resolve, reject) => {
           const child = spawn("sh", ["-c", script, "sh", ...extra, ...chunk], {
             cwd,
-            env: gitEnv(),
+            env: gitEnv(cwd),
             stdio: ["ignore", "pipe", "inherit"],
           });
           let out = "";

@@ -44,6 +44,34 @@ function bareFleet(options: { addMain?: boolean } = {}): BareFleet {
 }
 
 describe("a bare repository with worktrees", () => {
+  it("works under safe.bareRepository = explicit: berth names the git dir it runs git in", async () => {
+    const { main } = bareFleet();
+    // That setting refuses a git dir found from inside it (the bare folder, or a
+    // checkout's .git), where await runs its git; it allows one named by GIT_DIR.
+    const global = join(upstream?.dir.path ?? "", "explicit.gitconfig");
+    writeFileSync(global, "[safe]\n\tbareRepository = explicit\n");
+    const env = { ...main.env, GIT_CONFIG_GLOBAL: global };
+    const started = await runBerth(["start", "work", "--json"], { cwd: main.path, env });
+    expect(started.code, started.stdout + started.stderr).toBe(0);
+    const path = started.json.data.path as string;
+    main.write("feature.txt", "feature\n", path);
+    main.commit("feature", path);
+    expect((await runBerth(["gate", "--json"], { cwd: path, env })).code).toBe(0);
+    const green = await runBerth(
+      ["await", "--green", started.json.data.id, "--timeout", "0", "--json"],
+      { cwd: main.path, env },
+    );
+    expect(green.code, green.stdout + green.stderr).toBe(0);
+    expect(green.json.data).toMatchObject({ met: true, met_by: "receipt" });
+    const moved = await runBerth(["await", "--trunk-moved", "--timeout", "0", "--json"], {
+      cwd: main.path,
+      env,
+    });
+    expect(moved.code, moved.stdout + moved.stderr).toBe(124);
+    const accept = await runBerth(["accept", "--yes", "--json"], { cwd: path, env });
+    expect(accept.code, accept.stdout + accept.stderr).toBe(0);
+  });
+
   it("the gate runs the checks berth.toml declares in the trunk's checkout", async () => {
     const { main, marker } = bareFleet();
     const gate = await runBerth(["gate", "--json"], { cwd: main.path, env: main.env });

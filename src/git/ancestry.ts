@@ -24,7 +24,11 @@ export function walkHistory(
   visit: (commit: WalkedCommit) => boolean,
 ): Promise<{ stopped: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("git", WALK_ARGS, { cwd, env: gitEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("git", WALK_ARGS, {
+      cwd,
+      env: gitEnv(cwd),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stopped = false;
     let pending = "";
     let stderr = "";

@@ -2,7 +2,7 @@ import { realpathSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { GitError, UserError } from "../errors.js";
 import { shellCommand } from "../text.js";
-import { type GitRunner, runGit } from "./run.js";
+import { declareGitDir, type GitRunner, runGit } from "./run.js";
 
 /** Where a repository keeps things, as seen from one folder inside it. */
 export interface RepoLocation {
@@ -43,6 +43,7 @@ export async function discoverRepo(cwdIn: string, run: GitRunner = runGit): Prom
     return discoverOutsideCheckout(cwd, error);
   }
   const [commonDir = "", gitDir = "", bare = "", toplevel = ""] = answers(output, 4);
+  declareGitDir(commonDir);
   if (bare === "true") return { cwd, commonDir, gitDir, toplevel: null, mainPath: null };
   return {
     cwd,

@@ -68,7 +68,7 @@ function isPlain(options: GitOptions, cwd: string): boolean {
 function runUnderOneShell(cwd: string, calls: readonly Pending[]): void {
   const child = spawn("sh", ["-c", groupScript(calls.map((call) => call.args))], {
     cwd,
-    env: gitEnv(),
+    env: gitEnv(cwd),
     stdio: ["ignore", ...calls.flatMap(() => ["pipe", "pipe"] as const)],
   });
   const spawned = new Promise<boolean>((resolve) => {

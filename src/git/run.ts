@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { resolve } from "node:path";
 import { GitError } from "../errors.js";
 
 /**
@@ -34,8 +35,32 @@ const SAFE_ENV = {
   GIT_TERMINAL_PROMPT: "0",
 } as const;
 
-export function gitEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...process.env, ...extra, ...SAFE_ENV };
+/**
+ * Git directories discoverRepo found: git run in one of them (the common dir,
+ * where a wait runs because the caller's checkout may go) is told so with
+ * GIT_DIR. Found from inside, `safe.bareRepository = explicit` refuses it, even
+ * a checkout's own .git; named explicitly, it is allowed.
+ */
+const declaredGitDirs = new Set<string>();
+
+export function declareGitDir(path: string): void {
+  declaredGitDirs.add(resolve(path));
+}
+
+/**
+ * The environment of a git process run in `cwd` (every spawn of git or of a
+ * shell running it); null for a shell whose git calls each name a checkout.
+ */
+export function gitEnv(cwd: string | null, extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra, ...SAFE_ENV };
+  if (cwd !== null && declaredGitDirs.has(resolve(cwd))) env.GIT_DIR = cwd;
+  return env;
+}
+
+function environment(options: GitOptions): NodeJS.ProcessEnv {
+  const env = gitEnv(options.cwd, options.env);
+  if (options.optionalLocks) env.GIT_OPTIONAL_LOCKS = "1";
+  return env;
 }
 
 export function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
@@ -45,9 +70,7 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Gi
       args as string[],
       {
         cwd: options.cwd,
-        env: options.optionalLocks
-          ? { ...gitEnv(options.env), GIT_OPTIONAL_LOCKS: "1" }
-          : gitEnv(options.env),
+        env: environment(options),
         maxBuffer: 512 * 1024 * 1024,
         encoding: "utf8",
       },

@@ -119,7 +119,7 @@ function runStatusLanes(
   const nonce = `berth-${lazyCrypto().randomBytes(16).toString("hex")}`;
   return new Promise((resolve, reject) => {
     const child = spawn("sh", ["-c", lanesScript(lanes), "sh", nonce, ...paths], {
-      env: gitEnv(),
+      env: gitEnv(null),
       stdio: [
         "ignore",
         "ignore",
