@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fleetSnapshot } from "./helpers/fleet.js";
 import { logbookLines } from "./helpers/logbook.js";
@@ -54,6 +55,22 @@ describe("berth await (binary)", () => {
     // One look, no wait: the verb's own time stays below the 2-second poll it would
     // otherwise sleep through (Node's start on a loaded machine is not its to answer for).
     expect(run.json.data.waited_ms).toBeLessThan(2000);
+  });
+
+  it("answers under safe.bareRepository = explicit, which refuses git found from inside .git", async () => {
+    repo = makeRepo();
+    const global = join(repo.dir.path, "explicit.gitconfig");
+    writeFileSync(global, "[safe]\n\tbareRepository = explicit\n");
+    const b = await startWithCommit(repo, "b");
+    const env = { ...repo.env, GIT_CONFIG_GLOBAL: global };
+    for (const condition of [["--trunk-moved"], ["--landed", b.id]]) {
+      const run = await runBerth(["await", ...condition, "--timeout", "0", "--json"], {
+        cwd: repo.path,
+        env,
+      });
+      expect(run.code, run.stdout + run.stderr).toBe(124);
+      expect(run.json).toMatchObject({ ok: true, data: { met: false } });
+    }
   });
 
   it("--landed in the background exits 0 within 3 s of the landing; the caller's row shows running: await", async () => {
