@@ -39,7 +39,8 @@ const SAFE_ENV = {
  * Git directories discoverRepo found: git run in one of them (the common dir,
  * where a wait runs because the caller's checkout may go) is told so with
  * GIT_DIR. Found from inside, `safe.bareRepository = explicit` refuses it, even
- * a checkout's own .git; named explicitly, it is allowed.
+ * a checkout's own .git; named explicitly, it is allowed. Only ref and object
+ * reads belong there: under GIT_DIR, git would take that folder as a work tree.
  */
 const declaredGitDirs = new Set<string>();
 
