@@ -77,6 +77,13 @@ describe("berth start", () => {
       repo.env,
     );
     expect(fromCommit.json.data.from_tip).toBe(baseTip);
+    // A message search names the newest commit whose message matches.
+    const fromMessage = await berth(
+      ["start", "d", "--from", ":/base w", "--json"],
+      repo.path,
+      repo.env,
+    );
+    expect(fromMessage.json.data.from_tip).toBe(baseTip);
   });
 
   it("refuses an unknown --from and creates nothing", async () => {

@@ -13,13 +13,13 @@ export async function listRefs(
 
 /** The commit a name resolves to, or null. Never guesses between ambiguous names. */
 export async function resolveCommit(cwd: string, rev: string): Promise<string | null> {
-  const result = await runGit(
-    ["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`],
-    {
-      cwd,
-      okCodes: [1, 128],
-    },
-  );
+  // ":/<text>" (the newest commit whose message matches) already names a commit,
+  // and a suffix would become part of the text searched for.
+  const peeled = rev.startsWith(":/") ? rev : `${rev}^{commit}`;
+  const result = await runGit(["rev-parse", "--verify", "--quiet", "--end-of-options", peeled], {
+    cwd,
+    okCodes: [1, 128],
+  });
   return result.exitCode === 0 ? result.stdout.trim() : null;
 }
 
