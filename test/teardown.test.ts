@@ -196,6 +196,31 @@ describe("target resolution", () => {
     }
   });
 
+  it("refuses a bare word that is a file here and the start of a berth id", async () => {
+    const { repo, repository, data } = await setUp();
+    // `berth start tear` made an id that starts "tear"; the main checkout has a file so named.
+    writeFileSync(join(repo.path, "tear"), "");
+    const survey = await surveyFleet(repository);
+    const refusal = (() => {
+      try {
+        resolveTarget(survey, repo.path, "tear", "drop");
+      } catch (error) {
+        return error as UserError;
+      }
+      return null;
+    })();
+    expect(refusal?.code).toBe("ambiguous_target");
+    expect(refusal?.message).toContain("or the path as ./tear");
+    expect(refusal?.data).toEqual({
+      candidates: [
+        { id: null, path: repo.path, branch: "main" },
+        { id: data.id, path: data.path, branch: data.branch },
+      ],
+    });
+    // Written as a path, it is one.
+    expect(resolveTarget(survey, repo.path, "./tear", "drop").isMain).toBe(true);
+  });
+
   it("refuses a name that is one berth's id and another's branch", async () => {
     const { repo, repository, data } = await setUp();
     // A second berth whose branch is literally named like the first berth's id.

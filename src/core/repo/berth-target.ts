@@ -45,6 +45,8 @@ export function resolveTarget(
     asPath === null
       ? survey.worktrees.find((w) => w.entry.path === resolve(cwd, argument))
       : innermostCheckout(survey.worktrees, asPath);
+  if (byName.length === 0 && byPath !== undefined)
+    refuseWordThatIsAlsoAnId(survey, argument, byPath, verb);
   let unique = [...new Set(byPath ? [...byName, byPath] : byName)];
   // Nothing named exactly: a unique prefix of a berth id (`berth path fix-lo`).
   const byPrefix = unique.length === 0 && options.idPrefix === true && wanted !== "";
@@ -78,6 +80,30 @@ export function resolveTarget(
     "unknown_target",
     `No worktree of this repository is "${argument}" (by id, path or branch).${listed}`,
     { next: shellCommand(["berth", "status"]), data: { candidates: similar } },
+  );
+}
+
+/**
+ * A bare word (`a`) that is a file or folder here and also the start of a
+ * berth's id (`a-50bf02`, started as `berth start a`) names either: refused
+ * with both, never taken as the checkout the file is in (the main one, as a rule).
+ */
+function refuseWordThatIsAlsoAnId(
+  survey: FleetSurvey,
+  argument: string,
+  byPath: WorktreeFacts,
+  verb: string,
+): void {
+  if (argument.includes("/") || argument === "." || argument === "..") return;
+  const ids = survey.worktrees.filter(
+    (w) => w !== byPath && w.marker?.id.startsWith(argument) === true,
+  );
+  if (ids.length === 0) return;
+  const candidates = [byPath, ...ids].map(candidateOf);
+  throw new UserError(
+    "ambiguous_target",
+    `"${argument}" is a path in ${byPath.entry.path} and the start of ${ids.length === 1 ? "a berth id" : "berth ids"}: ${candidates.map(describe).join("; ")}. Name the berth by its whole id (berth ${verb} <id>), or the path as ./${argument}.`,
+    { next: shellCommand(["berth", "status"]), data: { candidates } },
   );
 }
 
