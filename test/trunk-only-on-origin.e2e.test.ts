@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fleetSnapshot } from "./helpers/fleet.js";
@@ -77,6 +77,21 @@ describe("a trunk that exists only on origin", () => {
     clone.commit("berth.toml");
     const gate = await runBerth(["gate", "--json"], opts);
     expect(gate.json.error.next).toBe("git branch main origin/main");
+  });
+
+  it('trunk = "origin/main" is named as origin\'s copy, with the settings that mean it', async () => {
+    const clone = cloneWithoutLocalTrunk("rename");
+    writeFileSync(join(clone.path, "berth.toml"), '[repository]\ntrunk = "origin/main"\n');
+    const opts = { cwd: clone.path, env: clone.env };
+    const fix =
+      'berth\'s trunk is a local branch, and origin/main is origin\'s copy of one: set trunk = "main" in berth.toml, and [remote] name = "origin" to follow and land on origin\'s';
+    const start = await runBerth(["start", "x", "--json"], opts);
+    expect(start.code).toBe(1);
+    expect(start.json.error.message).toContain(
+      `The trunk branch "origin/main" does not exist (${fix});`,
+    );
+    const status = await runBerth(["status", "--json"], opts);
+    expect(status.json.hints).toContain(`trunk origin/main does not exist: ${fix}`);
   });
 
   it("a trunk missing here and on origin keeps the old advice", async () => {

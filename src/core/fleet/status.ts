@@ -11,7 +11,7 @@ import { type RecentLanding, readRecentLandings } from "../landing/landings.js";
 import { readQueueByBranch, type StatusQueueEntry } from "../landing/queue-entries.js";
 import type { LastAction } from "../logbook/worktree-digest.js";
 import { openRepository } from "../repo/repository.js";
-import { createTrunkHint, type Trunk } from "../repo/trunk.js";
+import { createTrunkHint, originCopyFix, type Trunk } from "../repo/trunk.js";
 import type { FleetActivity } from "./activity.js";
 import { type CheckoutStates, checkoutStates, describeOperation } from "./checkout-states.js";
 import { longWalkHint } from "./commit-graph.js";
@@ -258,6 +258,8 @@ function missingTrunkHint(trunk: Trunk): string {
   }
   const create = createTrunkHint(trunk);
   if (create !== null) return `${create} (ahead/behind are unknown meanwhile)`;
+  const copy = originCopyFix(trunk);
+  if (copy !== null) return `trunk ${trunk.name} does not exist: ${copy}`;
   return `trunk ${trunk.name} does not exist yet; ahead/behind are unknown`;
 }
 

@@ -60,8 +60,22 @@ export function createTrunkHint(trunk: Trunk): string | null {
 /** Why there is no trunk to work from, for refusals: "No trunk was found (...)", "... does not exist". */
 export function describeMissingTrunk(trunk: Trunk): string {
   if (trunk.name === null) return "No trunk was found (no origin/HEAD, main or master)";
-  const only = trunk.remote === null ? "" : ` (only ${trunk.remote} does)`;
+  const copy = originCopyFix(trunk);
+  const only =
+    copy !== null ? ` (${copy})` : trunk.remote === null ? "" : ` (only ${trunk.remote} does)`;
   return `The trunk branch "${trunk.name}" does not exist${only}`;
+}
+
+/**
+ * A configured `trunk = "origin/main"` that no local branch has: the name of
+ * origin's copy of a branch, a common way to mean "follow origin's main". The
+ * fix, or null for any other missing trunk.
+ */
+export function originCopyFix(trunk: Trunk): string | null {
+  const name = trunk.name;
+  if (trunk.source !== "config" || trunk.tip !== null || !name?.startsWith("origin/")) return null;
+  const local = name.slice("origin/".length);
+  return `berth's trunk is a local branch, and ${name} is origin's copy of one: set trunk = "${local}" in berth.toml, and [remote] name = "origin" to follow and land on origin's`;
 }
 
 /** The prefixes a survey reads: local branches and the remote default branch pointer. */
