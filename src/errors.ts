@@ -86,13 +86,11 @@ export class ConfigError extends UserError {
   readonly file: string;
   readonly keyPath: string | undefined;
 
-  constructor(file: string, keyPath: string | undefined, message: string) {
-    super(
-      "config_invalid",
-      keyPath === undefined
-        ? `${file}: ${message} (edit the file, then run berth again)`
-        : `${file}: ${keyPath}: ${message} (edit the file, then run berth again)`,
-    );
+  /** `excerpt`: the lines around the fault, shown after the sentence that says how to fix it. */
+  constructor(file: string, keyPath: string | undefined, message: string, excerpt?: string) {
+    const where = keyPath === undefined ? file : `${file}: ${keyPath}`;
+    const shown = excerpt === undefined ? "" : `\n\n${excerpt.replace(/\n+$/, "")}`;
+    super("config_invalid", `${where}: ${message} (edit the file, then run berth again)${shown}`);
     this.name = "ConfigError";
     this.file = file;
     this.keyPath = keyPath;

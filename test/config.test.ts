@@ -303,6 +303,11 @@ describe("loadConfig refusals", () => {
     const error = await refusal(INVALID["invalid TOML"]);
     expect(error.keyPath).toBeUndefined();
     expect(error.message).toContain("invalid TOML at line 3, column");
+    // The way out ends the sentence; the lines around the fault follow it, as the parser shows them.
+    const [sentence, excerpt] = error.message.split("\n\n");
+    expect(sentence).toMatch(/\(edit the file, then run berth again\)$/);
+    expect(excerpt).toMatch(/^\d+: /);
+    expect(error.message.endsWith("\n")).toBe(false);
   });
 
   it("refuses a berth.toml that is not UTF-8, rather than read its value altered", async () => {

@@ -66,7 +66,8 @@ function parseToml(file: string, text: string): unknown {
       throw new ConfigError(
         file,
         undefined,
-        `invalid TOML at ${where}: ${reason}\n\n${error.codeblock}`,
+        `invalid TOML at ${where}: ${reason}`,
+        error.codeblock,
       );
     }
     throw new ConfigError(file, undefined, `invalid TOML: ${String(error)}`);
