@@ -13,6 +13,18 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import { readArgs } from "./args.mjs";
+
+const args = readArgs(process.argv.slice(2), {
+  usage:
+    "Usage: node bench/classify.mjs <repo> [--runs 5] [--lanes <cores>]  (after npm run build)",
+  options: ["runs", "lanes"],
+  positionals: 1,
+});
+const [repoPath] = args.positionals;
+if (repoPath === undefined) args.refuse("name the repository whose fleet to classify");
+const runs = args.number("runs", 5);
+const lanes = args.number("lanes", availableParallelism());
 
 const dist = new URL("../dist/", import.meta.url);
 const { processContext } = await import(new URL("context.js", dist).href);
@@ -25,15 +37,6 @@ const { readFleetActivity } = await import(new URL("core/fleet/activity.js", dis
 const { checkoutStates } = await import(new URL("core/fleet/checkout-states.js", dist).href);
 const { readOperationInProgress } = await import(new URL("io/in-progress.js", dist).href);
 const { gitEnv } = await import(new URL("git/run.js", dist).href);
-
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1];
-};
-const repoPath = args[0];
-const runs = Number(opt("runs", "5"));
-const lanes = Number(opt("lanes", String(availableParallelism())));
 
 const ctx = { ...processContext(false), cwd: repoPath };
 const repo = await openRepository(ctx);

@@ -9,18 +9,19 @@
 //
 // Usage: node bench/containment.mjs [--worktrees 1000] [--runs 20]
 // Prints one JSON document. Needs `npm run build` (imports dist/).
+import { readArgs } from "./args.mjs";
+
+const args = readArgs(process.argv.slice(2), {
+  usage: "Usage: node bench/containment.mjs [--worktrees 1000] [--runs 20]  (after npm run build)",
+  options: ["worktrees", "runs"],
+});
+const size = args.number("worktrees", 1000);
+const runs = args.number("runs", 20);
+
 const dist = new URL("../dist/", import.meta.url);
 const { AncestryBuilder } = await import(new URL("core/fleet/commit-graph.js", dist).href);
 const { classifyContainment } = await import(new URL("core/fleet/containment.js", dist).href);
 const { isLanded } = await import(new URL("core/fleet/landed.js", dist).href);
-
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1];
-};
-const size = Number(opt("worktrees", "1000"));
-const runs = Number(opt("runs", "20"));
 
 function rng(seed) {
   let s = seed >>> 0;

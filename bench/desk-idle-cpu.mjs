@@ -17,20 +17,21 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readArgs } from "./args.mjs";
 import { buildFleet } from "./fleet.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BERTH = join(here, "..", "dist", "cli.cjs");
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1];
-};
-const berths = Number(opt("berths", "50"));
-const files = Number(opt("files", "3000"));
-const seconds = Number(opt("seconds", "60"));
-const settleSeconds = Number(opt("settle", "10"));
-const outFile = opt("out", null);
+const args = readArgs(process.argv.slice(2), {
+  usage:
+    "Usage: node bench/desk-idle-cpu.mjs [--berths 50] [--files 3000] [--seconds 60] [--settle 10] [--out <file>]  (after npm run build; needs tmux)",
+  options: ["berths", "files", "seconds", "settle", "out"],
+});
+const berths = args.number("berths", 50);
+const files = args.number("files", 3000);
+const seconds = args.number("seconds", 60);
+const settleSeconds = args.number("settle", 10, { min: 0 });
+const outFile = args.text("out", null);
 const log = (text) => process.stderr.write(`${text}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const load = () => loadavg().map((v) => Math.round(v * 100) / 100);

@@ -13,18 +13,24 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readArgs } from "./args.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BERTH = join(here, "..", "dist", "cli.cjs");
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1];
-};
-const submissions = Number(opt("submissions", "10"));
-const gateSeconds = Number(opt("gate-s", "2"));
-const batches = opt("batches", "1,5").split(",").map(Number);
-const outFile = opt("out", join(here, "queue-results.json"));
+const args = readArgs(process.argv.slice(2), {
+  usage:
+    "Usage: node bench/queue.mjs [--submissions 10] [--gate-s 2] [--batches 1,5] [--out bench/queue-results.json]  (after npm run build)",
+  options: ["submissions", "gate-s", "batches", "out"],
+});
+const submissions = args.number("submissions", 10);
+const gateSeconds = args.number("gate-s", 2, { min: 0, fraction: true });
+const batches = args.text("batches", "1,5").split(",").map(Number);
+if (batches.some((size) => !Number.isInteger(size) || size < 1)) {
+  args.refuse(
+    `--batches must be whole numbers from 1, separated by commas, not ${args.text("batches")}`,
+  );
+}
+const outFile = args.text("out", join(here, "queue-results.json"));
 const log = (text) => process.stderr.write(`${text}\n`);
 const load = () => loadavg().map((v) => Math.round(v * 100) / 100);
 

@@ -14,18 +14,19 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readArgs } from "./args.mjs";
 import { benchEnv } from "./fleet.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1];
-};
-const BERTH = opt("berth", join(here, "..", "dist", "cli.cjs"));
-const branches = Number(opt("branches", "30"));
-const runs = Number(opt("runs", "7"));
-const outFile = opt("out", null);
+const args = readArgs(process.argv.slice(2), {
+  usage:
+    "Usage: node bench/remote.mjs [--branches 30] [--runs 7] [--out <file>] [--berth <dist/cli.cjs>]  (after npm run build)",
+  options: ["berth", "branches", "runs", "out"],
+});
+const BERTH = args.text("berth", join(here, "..", "dist", "cli.cjs"));
+const branches = args.number("branches", 30);
+const runs = args.number("runs", 7);
+const outFile = args.text("out", null);
 const log = (text) => process.stderr.write(`${text}\n`);
 const load = () => loadavg().map((v) => Math.round(v * 100) / 100);
 

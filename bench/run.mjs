@@ -17,6 +17,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readArgs } from "./args.mjs";
 import { benchEnv, buildFleet, NODE_START_SETTINGS } from "./fleet.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -24,16 +25,19 @@ const BERTH = join(here, "..", "dist", "cli.cjs");
 const CLASSIFY = join(here, "classify.mjs");
 const LANES_ALONE = join(here, "lanes-alone.mjs");
 const CONTAINMENT = join(here, "containment.mjs");
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1];
-};
-const QUICK = args.includes("--quick");
-const runs = Number(opt("runs", QUICK ? "3" : "5"));
+const args = readArgs(process.argv.slice(2), {
+  usage: [
+    "Usage: node bench/run.mjs [--quick] [--runs 5] [--only <sections>] [--out <file>]",
+    "  (after npm run build; a whole run writes bench/results.json, a quick or partial one the temp folder)",
+  ].join("\n"),
+  options: ["runs", "only", "out"],
+  switches: ["quick"],
+});
+const QUICK = args.has("quick");
+const runs = args.number("runs", QUICK ? 3 : 5);
 // Only a whole run replaces the committed figures: a quick or partial one goes to the temp folder.
-const PARTIAL = QUICK || args.includes("--only");
-const outFile = opt(
+const PARTIAL = QUICK || args.text("only", null) !== null;
+const outFile = args.text(
   "out",
   PARTIAL
     ? join(tmpdir(), QUICK ? "berth-bench-quick.json" : "berth-bench-only.json")
@@ -84,7 +88,13 @@ const PLAN = QUICK
       containmentWorktrees: 1000,
     };
 const SECTIONS = ["machine", ...PLAN.fleets.map((f) => f.key), "deep", "containment", "startup"];
-const only = opt("only", null)?.split(",") ?? SECTIONS;
+const only = args.text("only", null)?.split(",") ?? SECTIONS;
+const unknownSections = only.filter((section) => !SECTIONS.includes(section));
+if (unknownSections.length > 0) {
+  args.refuse(
+    `--only: no section ${unknownSections.join(", ")} (sections: ${SECTIONS.join(", ")})`,
+  );
+}
 const wanted = (section) => only.includes(section);
 
 // The same environment berth gives its own git processes, so the baselines
