@@ -50,7 +50,7 @@ export function resolveTarget(
   let unique = [...new Set(byPath ? [...byName, byPath] : byName)];
   // Nothing named exactly: a unique prefix of a berth id (`berth path fix-lo`).
   const byPrefix = unique.length === 0 && options.idPrefix === true && wanted !== "";
-  if (byPrefix) unique = survey.worktrees.filter((w) => w.marker?.id.startsWith(wanted) === true);
+  if (byPrefix) unique = idsStartingWith(survey, wanted);
   if (unique.length === 1) return unique[0] as WorktreeFacts;
   if (unique.length > 1) {
     const candidates = unique.map(candidateOf);
@@ -95,9 +95,7 @@ function refuseWordThatIsAlsoAnId(
   verb: string,
 ): void {
   if (argument.includes("/") || argument === "." || argument === "..") return;
-  const ids = survey.worktrees.filter(
-    (w) => w !== byPath && w.marker?.id.startsWith(argument) === true,
-  );
+  const ids = idsStartingWith(survey, argument).filter((w) => w !== byPath);
   if (ids.length === 0) return;
   const candidates = [byPath, ...ids].map(candidateOf);
   throw new UserError(
@@ -105,6 +103,11 @@ function refuseWordThatIsAlsoAnId(
     `"${argument}" is a path in ${byPath.entry.path} and the start of ${ids.length === 1 ? "a berth id" : "berth ids"}: ${candidates.map(describe).join("; ")}. Name the berth by its whole id (berth ${verb} <id>), or the path as ./${argument}.`,
     { next: shellCommand(["berth", "status"]), data: { candidates } },
   );
+}
+
+/** The berths whose id starts with `prefix`. */
+function idsStartingWith(survey: FleetSurvey, prefix: string): WorktreeFacts[] {
+  return survey.worktrees.filter((w) => w.marker?.id.startsWith(prefix) === true);
 }
 
 /** The checkout `path` is in (or is); the innermost one when checkouts nest. */

@@ -60,10 +60,8 @@ export function createTrunkHint(trunk: Trunk): string | null {
 /** Why there is no trunk to work from, for refusals: "No trunk was found (...)", "... does not exist". */
 export function describeMissingTrunk(trunk: Trunk): string {
   if (trunk.name === null) return "No trunk was found (no origin/HEAD, main or master)";
-  const copy = originCopyFix(trunk);
-  const only =
-    copy !== null ? ` (${copy})` : trunk.remote === null ? "" : ` (only ${trunk.remote} does)`;
-  return `The trunk branch "${trunk.name}" does not exist${only}`;
+  const why = originCopyFix(trunk) ?? (trunk.remote === null ? null : `only ${trunk.remote} does`);
+  return `The trunk branch "${trunk.name}" does not exist${why === null ? "" : ` (${why})`}`;
 }
 
 /**
